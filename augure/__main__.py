@@ -1,0 +1,5 @@
+import sys
+
+from augure.cli import main
+
+sys.exit(main())

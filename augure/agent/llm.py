@@ -1,0 +1,117 @@
+"""Chat Completions through the openai SDK, which owns retries and backoff."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from augure.config import LLMConfig
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+
+class LLMError(Exception):
+    """The endpoint failed after the SDK's retries; the message is fit for the owner."""
+
+
+@dataclass
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class LLMResponse:
+    content: str | None
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def as_message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        return message
+
+
+class LLM:
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.model = config.model
+        self._client: AsyncOpenAI | None = None
+
+    @property
+    def client(self) -> AsyncOpenAI:
+        # Imported on first use: the SDK takes ~0.4 s to import, which would otherwise sit
+        # between `augure run` and the first poll.
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                api_key=self.config.api_key.get_secret_value() if self.config.api_key else "-",
+                base_url=self.config.base_url,
+                timeout=self.config.request_timeout_seconds,
+                max_retries=self.config.max_retries,
+            )
+        return self._client
+
+    async def warm_up(self) -> None:
+        await asyncio.to_thread(lambda: self.client)
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        tool_choice: str | None = None,
+    ) -> LLMResponse:
+        import openai
+
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            request["tools"] = tools
+            if tool_choice:
+                request["tool_choice"] = tool_choice
+        if self.config.max_tokens:
+            request["max_tokens"] = self.config.max_tokens
+        try:
+            completion = await self.client.chat.completions.create(**request)
+        except openai.APITimeoutError:
+            raise LLMError("the model did not answer in time") from None
+        except openai.APIConnectionError:
+            raise LLMError("the model endpoint cannot be reached") from None
+        except openai.APIStatusError as exc:
+            raise LLMError(f"the model endpoint answered {exc.status_code}") from None
+        if not completion.choices:
+            raise LLMError("the model returned no answer")
+        message = completion.choices[0].message
+        calls = [
+            ToolCallRequest(call.id, call.function.name, call.function.arguments or "{}")
+            for call in message.tool_calls or []
+            if call.type == "function"
+        ]
+        usage = completion.usage
+        return LLMResponse(
+            content=message.content,
+            tool_calls=calls,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+        )
+
+    async def list_models(self) -> list[str]:
+        page = await self.client.models.list()
+        return [model.id for model in page.data]
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()

@@ -1,0 +1,158 @@
+"""One turn: the owner's message in, tool calls run until the model answers in text."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from augure.agent import history
+from augure.agent.context import build_system_prompt
+from augure.agent.llm import LLM, LLMError, LLMResponse
+from augure.config import Config
+from augure.memory.store import MemoryStore
+from augure.store.db import Store, TurnUsage
+from augure.tools.base import Artifact, ToolResult
+from augure.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+Content = str | list[dict[str, Any]]
+
+
+@dataclass
+class Reply:
+    text: str
+    artifacts: list[Artifact] = field(default_factory=list)
+    usage: TurnUsage | None = None
+
+
+@dataclass
+class _Tally:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    def add(self, response: LLMResponse) -> None:
+        self.prompt_tokens += response.prompt_tokens
+        self.completion_tokens += response.completion_tokens
+        self.calls += 1
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Agent:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        registry: ToolRegistry,
+        llm: LLM,
+        memory: MemoryStore,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.registry = registry
+        self.llm = llm
+        self.memory = memory
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._conversations: dict[str, history.Conversation] = {}
+
+    async def handle(self, chat_id: str, content: Content, *, origin: str = "chat") -> Reply:
+        """Run one turn. Turns of one chat run one at a time; chats run concurrently."""
+        async with self._locks[chat_id]:
+            return await self._turn(chat_id, content, origin)
+
+    async def new_conversation(self, chat_id: str) -> None:
+        async with self._locks[chat_id]:
+            await self.store.close_conversation(chat_id)
+            self._conversations.pop(chat_id, None)
+
+    async def _conversation(self, chat_id: str) -> history.Conversation:
+        if chat_id not in self._conversations:
+            self._conversations[chat_id] = await history.load(self.store, chat_id)
+        return self._conversations[chat_id]
+
+    async def _remember(
+        self, conversation: history.Conversation, *messages: dict[str, Any]
+    ) -> None:
+        conversation.messages.extend(messages)
+        await self.store.add_messages(conversation.id, list(messages))
+
+    async def _turn(self, chat_id: str, content: Content, origin: str) -> Reply:
+        conversation = await self._conversation(chat_id)
+        await self._remember(conversation, {"role": "user", "content": content})
+        system = build_system_prompt(self.config, self.memory, self.registry.hints())
+        schemas = self.registry.to_function_schemas()
+        ctx = dataclasses.replace(self.registry.context, chat_id=chat_id, origin=origin)
+        tally = _Tally()
+        artifacts: list[Artifact] = []
+        max_loops = self.config.agent.max_loops
+        budget = self.config.agent.token_budget
+
+        async def finish(text: str) -> Reply:
+            usage = self._usage(tally, system.text, system.memory_chars, schemas, text)
+            if tally.calls:
+                await self.store.record_usage(chat_id, conversation.id, usage)
+            return Reply(text, artifacts, usage)
+
+        for _ in range(max_loops):
+            if budget and tally.total >= budget:
+                return await finish(
+                    f"I stopped: this turn used {tally.total} tokens, over the budget of "
+                    f"{budget} (agent.token_budget)."
+                )
+            try:
+                response = await self.llm.complete(
+                    [system.as_message(), *conversation.messages], schemas
+                )
+            except LLMError as exc:
+                log.warning("LLM call failed: %s", exc)
+                return await finish(f"Sorry, I could not get an answer: {exc}. Please try again.")
+            tally.add(response)
+            await self._remember(conversation, response.as_message())
+            if not response.tool_calls:
+                return await finish(response.content or "(The model returned an empty answer.)")
+            for call in response.tool_calls:
+                result = await self.registry.execute(call.name, call.arguments, ctx)
+                artifacts.extend(result.artifacts)
+                await self._remember(conversation, tool_message(call.id, result))
+
+        # Out of rounds: one last call that may not use tools, so the owner gets an answer.
+        note = f"(I stopped after {max_loops} rounds of tool calls; agent.max_loops.)"
+        try:
+            response = await self.llm.complete(
+                [system.as_message(), *conversation.messages], schemas, tool_choice="none"
+            )
+        except LLMError:
+            return await finish(note)
+        tally.add(response)
+        await self._remember(conversation, {"role": "assistant", "content": response.content})
+        return await finish(f"{response.content}\n\n{note}" if response.content else note)
+
+    def _usage(
+        self, tally: _Tally, system: str, memory_chars: int, schemas: list[Any], output: str
+    ) -> TurnUsage:
+        schema_chars = len(json.dumps(schemas))
+        return TurnUsage(
+            model=self.llm.model,
+            prompt_tokens=tally.prompt_tokens,
+            completion_tokens=tally.completion_tokens,
+            llm_calls=tally.calls,
+            breakdown={
+                "system_prompt": (len(system) - memory_chars) // 4,
+                "memory": memory_chars // 4,
+                "tool_schemas": schema_chars // 4,
+                "output": len(output) // 4,
+            },
+        )
+
+
+def tool_message(call_id: str, result: ToolResult) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": result.output}

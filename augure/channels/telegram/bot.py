@@ -1,0 +1,163 @@
+"""The Telegram channel: translates updates into agent turns and replies into messages."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from telegram import BotCommand, Update
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    ApplicationHandlerStop,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+
+from augure import __version__
+from augure.app import Core
+from augure.channels.telegram.delivery import Delivery
+
+log = logging.getLogger(__name__)
+
+COMMANDS = {
+    "start": "Introduce the assistant",
+    "help": "What I can do and the commands",
+    "new": "Start a fresh conversation",
+    "status": "Model, uptime and state",
+}
+
+HELP = """I am your personal assistant. Write to me in plain language.
+
+/new — start a fresh conversation (memory files are kept)
+/status — model, uptime and state
+/help — this message"""
+
+Context = ContextTypes.DEFAULT_TYPE
+
+
+class TelegramChannel:
+    def __init__(self, core: Core, token: str) -> None:
+        self.core = core
+        root = core.config.telegram.api_url.rstrip("/")
+        self.application: Application[Any, Any, Any, Any, Any, Any] = (
+            ApplicationBuilder()
+            .token(token)
+            .base_url(f"{root}/bot")
+            .base_file_url(f"{root}/file/bot")
+            # A turn may wait on an approval button; that press arrives as another update,
+            # so updates must not be processed one at a time. Per-chat order is kept by the
+            # agent's per-chat lock.
+            .concurrent_updates(True)
+            .build()
+        )
+        self.delivery = Delivery(self.application.bot)
+        self.allowed = set(core.config.telegram.allowed_users)
+        app = self.application
+        app.add_handler(TypeHandler(Update, self._gate), group=-1)
+        app.add_handler(CommandHandler("start", self._start))
+        app.add_handler(CommandHandler("help", self._help))
+        app.add_handler(CommandHandler("new", self._new))
+        app.add_handler(CommandHandler("status", self._status))
+        app.add_handler(MessageHandler(filters.COMMAND, self._help))
+        app.add_handler(MessageHandler(filters.TEXT, self._text))
+        app.add_error_handler(self._error)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        await self.application.initialize()
+        await self.application.start()
+        assert self.application.updater is not None
+        await self.application.updater.start_polling(
+            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
+        )
+        # After the first poll is out: nothing here should delay the bot's first answer.
+        self._spawn(self._register_commands())
+        self._spawn(self.core.llm.warm_up())
+
+    async def stop(self) -> None:
+        for task in self._background:
+            task.cancel()
+        if self.application.updater and self.application.updater.running:
+            await self.application.updater.stop()
+        if self.application.running:
+            await self.application.stop()
+        await self.application.shutdown()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _register_commands(self) -> None:
+        commands = [BotCommand(name, text) for name, text in COMMANDS.items()]
+        try:
+            await self.application.bot.set_my_commands(commands)
+        except Exception as exc:  # the menu is a convenience; the bot works without it
+            log.warning("setMyCommands failed: %s", exc)
+
+    async def _gate(self, update: Update, context: Context) -> None:
+        user = update.effective_user
+        if user is not None and user.id in self.allowed:
+            return
+        if update.callback_query is not None:
+            await update.callback_query.answer("You are not allowed to use this bot.", True)
+        elif update.effective_chat is not None and user is not None:
+            await self.delivery.send_text(
+                update.effective_chat.id,
+                f"This is a private assistant. Your Telegram user id is {user.id}.",
+            )
+            log.info("refused a message from user %s", user.id)
+        raise ApplicationHandlerStop
+
+    async def _start(self, update: Update, context: Context) -> None:
+        await self._say(update, "Hello! I am Augure, your assistant.\n\n" + HELP)
+
+    async def _help(self, update: Update, context: Context) -> None:
+        await self._say(update, HELP)
+
+    async def _new(self, update: Update, context: Context) -> None:
+        assert update.effective_chat is not None
+        await self.core.agent.new_conversation(str(update.effective_chat.id))
+        await self._say(update, "Started a fresh conversation.")
+
+    async def _status(self, update: Update, context: Context) -> None:
+        uptime = int(time.time() - self.core.started_at)
+        hours, rest = divmod(uptime, 3600)
+        tools = self.core.registry.list()
+        lines = [
+            f"Augure {__version__}",
+            f"Model: {self.core.llm.model}",
+            f"Uptime: {hours}h {rest // 60}m {rest % 60}s",
+            f"Tools: {len(tools)} ({', '.join(t.name for t in tools)})",
+        ]
+        await self._say(update, "\n".join(lines))
+
+    async def _say(self, update: Update, text: str) -> None:
+        assert update.effective_chat is not None
+        await self.delivery.send_text(update.effective_chat.id, text)
+
+    async def _text(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None and message.text is not None
+        chat_id = message.chat_id
+        async with self.delivery.typing(chat_id):
+            reply = await self.core.agent.handle(str(chat_id), message.text)
+        await self.delivery.send_markdown(chat_id, reply.text)
+
+    async def _error(self, update: object, context: Context) -> None:
+        log.error("error while handling an update", exc_info=context.error)
+        if isinstance(update, Update) and update.effective_chat is not None:
+            try:
+                await self.delivery.send_text(
+                    update.effective_chat.id,
+                    f"Something went wrong on my side: {type(context.error).__name__}. "
+                    "The details are in the log.",
+                )
+            except Exception:
+                log.exception("could not report the error to the chat")

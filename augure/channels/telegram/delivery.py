@@ -1,0 +1,96 @@
+"""Everything the bot sends to a chat passes here: in order, rate-limited, never twice."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
+from typing import TypeVar
+
+from telegram import Bot, Message
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, RetryAfter
+
+from augure.channels.telegram.render import render_chunks
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_RETRIES = 5
+TYPING_REFRESH_SECONDS = 4.5  # Telegram shows "typing" for about 5 s per call
+
+
+def _seconds(retry_after: int | dt.timedelta) -> float:
+    return retry_after.total_seconds() if isinstance(retry_after, dt.timedelta) else retry_after
+
+
+class Delivery:
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._not_before: dict[int, float] = {}
+
+    async def call(self, chat_id: int, send: Callable[[], Awaitable[T]]) -> T:
+        """Run one Bot API call for a chat, honouring flood control.
+
+        Only a 429 is retried: Telegram accepted nothing then. A timeout is not retried, since
+        the message may have arrived and a second copy is worse than a logged error.
+        """
+        async with self._locks[chat_id]:
+            for attempt in range(MAX_RETRIES + 1):
+                wait = self._not_before.get(chat_id, 0.0) - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                try:
+                    return await send()
+                except RetryAfter as exc:
+                    delay = _seconds(exc.retry_after)
+                    log.warning("flood control in chat %s: waiting %.1f s", chat_id, delay)
+                    self._not_before[chat_id] = time.monotonic() + delay
+                    if attempt == MAX_RETRIES:
+                        raise
+            raise AssertionError("unreachable")
+
+    async def send_markdown(self, chat_id: int, markdown: str) -> list[Message]:
+        """Send a reply: rendered to HTML, split to fit, plain text if the markup is refused."""
+        sent: list[Message] = []
+        for chunk in render_chunks(markdown):
+            try:
+                message = await self.call(
+                    chat_id, partial(self.bot.send_message, chat_id, chunk.html, parse_mode="HTML")
+                )
+            except BadRequest as exc:
+                if "parse" not in str(exc).lower():
+                    raise
+                log.warning("Telegram refused the markup (%s); sending plain text", exc)
+                message = await self.call(
+                    chat_id, partial(self.bot.send_message, chat_id, chunk.plain)
+                )
+            sent.append(message)
+        return sent
+
+    async def send_text(self, chat_id: int, text: str) -> Message:
+        return await self.call(chat_id, partial(self.bot.send_message, chat_id, text))
+
+    @contextlib.asynccontextmanager
+    async def typing(self, chat_id: int) -> AsyncIterator[None]:
+        """Show "typing…" for as long as the block runs."""
+
+        async def keep_typing() -> None:
+            while True:
+                with contextlib.suppress(Exception):  # a lost indicator is harmless
+                    await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
+                await asyncio.sleep(TYPING_REFRESH_SECONDS)
+
+        task = asyncio.create_task(keep_typing())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

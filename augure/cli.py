@@ -1,0 +1,192 @@
+"""The `augure` command (SPEC §1). Every failure the user can fix is one line, exit 1."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from augure.config import Config, ConfigError, load_config
+
+log = logging.getLogger("augure")
+
+STOP_SECONDS = 8.0  # SPEC: stop within 10 s of SIGINT/SIGTERM
+
+
+class UsageError(Exception):
+    """A mistake in what the user typed or configured: printed as one line."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="augure", description="Your personal AI assistant.")
+    parser.add_argument(
+        "--config", type=Path, help="config file (default $AUGURE_HOME/augure.toml)"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser("run", help="start the Telegram bot")
+    commands.add_parser("chat", help="talk to the agent in this terminal")
+    commands.add_parser("doctor", help="check the configuration and the services")
+
+    memory = commands.add_parser("memory", help="the memory files")
+    memory_commands = memory.add_subparsers(dest="action", required=True)
+    memory_commands.add_parser("list", help="list memory files")
+    show = memory_commands.add_parser("show", help="print one memory file")
+    show.add_argument("path")
+
+    tools = commands.add_parser("tools", help="the tools")
+    tools_commands = tools.add_subparsers(dest="action", required=True)
+    listing = tools_commands.add_parser("list", help="list the tools")
+    listing.add_argument("--json", action="store_true", help="one JSON array on stdout")
+    run = tools_commands.add_parser("run", help="run one tool")
+    run.add_argument("name")
+    run.add_argument("--args", default="{}", help="the arguments as a JSON object")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        config = load_config(args.config)
+        handler = HANDLERS[args.command]
+        return asyncio.run(handler(config, args))
+    except (ConfigError, UsageError) as exc:
+        print(f"augure: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _run(config: Config, args: argparse.Namespace) -> int:
+    from augure.app import Core
+    from augure.channels.telegram.bot import TelegramChannel
+
+    token = config.telegram.token.get_secret_value() if config.telegram.token else ""
+    if not token:
+        raise UsageError("no Telegram token: set TELEGRAM_BOT_TOKEN (or telegram.token)")
+    if not config.telegram.allowed_users:
+        log.warning("AUGURE_ALLOWED_USERS is empty: the bot will answer nobody but with their id")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    core = await Core.open(config)
+    channel = TelegramChannel(core, token)
+    try:
+        try:
+            await channel.start()
+        except Exception as exc:
+            raise UsageError(
+                f"cannot start the Telegram bot ({type(exc).__name__}: {exc}); "
+                "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
+            ) from None
+        log.info("Augure is running; stop with Ctrl-C")
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(channel.stop(), STOP_SECONDS)
+        await core.close()
+    return 0
+
+
+async def _chat(config: Config, args: argparse.Namespace) -> int:
+    from augure.app import Core
+    from augure.channels.console import chat
+
+    core = await Core.open(config)
+    try:
+        await chat(core)
+    finally:
+        await core.close()
+    return 0
+
+
+async def _doctor(config: Config, args: argparse.Namespace) -> int:
+    from augure.doctor import run_checks
+
+    failed = False
+    async for check in run_checks(config):
+        print(check.line())
+        failed |= check.required and not check.ok
+    return 1 if failed else 0
+
+
+async def _memory(config: Config, args: argparse.Namespace) -> int:
+    from augure.memory.store import MemoryPathError, MemoryStore
+
+    memory = MemoryStore(config.memory_dir)
+    if args.action == "list":
+        for name, size in memory.list():
+            print(f"{size:>8}  {name}")
+        return 0
+    try:
+        print(memory.read(args.path), end="")
+    except (MemoryPathError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+async def _tools(config: Config, args: argparse.Namespace) -> int:
+    from augure.app import Core
+
+    core = await Core.open(config)
+    try:
+        registry = core.registry
+        if args.action == "list":
+            tools = registry.list()
+            if args.json:
+                print(json.dumps([describe_tool(registry.description(t), t) for t in tools]))
+            else:
+                for tool in tools:
+                    print(f"{tool.name:<14} {tool.egress.value:<9} {registry.description(tool)}")
+            return 0
+        if registry.get(args.name) is None:
+            raise UsageError(f"unknown tool {args.name!r}; see `augure tools list`")
+        try:
+            arguments = json.loads(args.args)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--args is not valid JSON: {exc.msg}") from None
+        if not isinstance(arguments, dict):
+            raise UsageError("--args must be a JSON object")
+        result = await registry.execute(args.name, arguments)
+        print(result.output)
+        return 0 if result.success else 1
+    finally:
+        await core.close()
+
+
+def describe_tool(description: str, tool: Any) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": description,
+        "parameters": tool.parameters,
+        "risk": tool.risk,
+        "egress": tool.egress.value,
+    }
+
+
+HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, int]]] = {
+    "run": _run,
+    "chat": _chat,
+    "doctor": _doctor,
+    "memory": _memory,
+    "tools": _tools,
+}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

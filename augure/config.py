@@ -1,0 +1,237 @@
+"""Configuration: one TOML file, `AUGURE__SECTION__KEY` overrides, and a few plain variables.
+
+Precedence, highest first: `AUGURE__SECTION__KEY` variables, the plain variables of SPEC §2
+(`TELEGRAM_BOT_TOKEN`, `OPENAI_BASE_URL`, ...), the TOML file, the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+
+class ConfigError(Exception):
+    """A configuration problem, already phrased as the one line the user sees."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LLMOverrides(_Section):
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int | None = None
+
+
+class LLMConfig(_Section):
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    request_timeout_seconds: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    coding: LLMOverrides = LLMOverrides()
+
+
+class AgentConfig(_Section):
+    max_loops: int = Field(default=10, ge=1, le=100)
+    token_budget: int = Field(default=0, ge=0)
+    timezone: str | None = None
+    persona: str = ""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown IANA time zone {value!r}") from None
+        return value
+
+
+def _split_ids(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, int):
+        return [value]
+    return value
+
+
+class TelegramConfig(_Section):
+    token: SecretStr | None = None
+    api_url: str = "https://api.telegram.org"
+    allowed_users: Annotated[list[int], NoDecode] = []
+    streaming: bool = True
+
+    _ids = field_validator("allowed_users", mode="before")(_split_ids)
+
+
+class ApprovalConfig(_Section):
+    enabled: bool = True
+    timeout_seconds: float = Field(default=120.0, gt=0)
+
+
+class MemoryConfig(_Section):
+    path: Path | None = None
+    max_prompt_tokens: int = Field(default=2000, ge=0)
+
+
+class SchedulerConfig(_Section):
+    misfire_grace_seconds: int = Field(default=300, ge=0)
+
+
+class SandboxConfig(_Section):
+    backend: Literal["bwrap", "docker", "none"] = "bwrap"
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    memory_mb: int = Field(default=512, gt=0)
+    network: bool = False
+    image: str = "python:3.11-slim"
+
+
+class CodeModeConfig(_Section):
+    enabled: bool = False
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    max_tool_calls: int = Field(default=50, gt=0)
+
+
+class SkillsConfig(_Section):
+    path: Path | None = None
+    hub_url: str | None = None
+    max_failures: int = Field(default=3, ge=1)
+
+
+class ToolsConfig(BaseModel):
+    # Per-tool sections (`[tools.http]`, ...) belong to the tools that read them, so unknown
+    # sub-tables are kept rather than refused here.
+    model_config = ConfigDict(extra="allow")
+
+    enabled: list[str] = ["*"]
+    disabled: list[str] = []
+
+    def section(self, name: str) -> dict[str, Any]:
+        extra = self.model_extra or {}
+        value = extra.get(name, {})
+        return value if isinstance(value, dict) else {}
+
+
+class Config(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="AUGURE__",
+        env_nested_delimiter="__",
+        extra="forbid",
+        case_sensitive=False,
+    )
+
+    llm: LLMConfig = LLMConfig()
+    agent: AgentConfig = AgentConfig()
+    telegram: TelegramConfig = TelegramConfig()
+    approval: ApprovalConfig = ApprovalConfig()
+    memory: MemoryConfig = MemoryConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    code_mode: CodeModeConfig = CodeModeConfig()
+    skills: SkillsConfig = SkillsConfig()
+    tools: ToolsConfig = ToolsConfig()
+
+    # Not a config key: where the file and the state live. Set by load_config.
+    home: Path = Field(default=Path("~/.augure"), exclude=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The file and the plain variables arrive merged as init kwargs; AUGURE__ wins.
+        return env_settings, init_settings
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.memory.path or self.home / "memory"
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "state.db"
+
+    def secrets(self) -> dict[str, str]:
+        """Configured secret values by the name shown in place of them."""
+        found: dict[str, str] = {}
+        candidates = {
+            "TELEGRAM_BOT_TOKEN": self.telegram.token,
+            "OPENAI_API_KEY": self.llm.api_key,
+            "LLM_CODING_API_KEY": self.llm.coding.api_key,
+        }
+        for name, secret in candidates.items():
+            if secret is not None and secret.get_secret_value():
+                found[name] = secret.get_secret_value()
+        return found
+
+
+# Plain variables of SPEC §2 and where each lands in the config tree.
+PLAIN_VARIABLES: dict[str, tuple[str, str]] = {
+    "TELEGRAM_BOT_TOKEN": ("telegram", "token"),
+    "AUGURE_TELEGRAM_API_URL": ("telegram", "api_url"),
+    "AUGURE_ALLOWED_USERS": ("telegram", "allowed_users"),
+    "OPENAI_API_KEY": ("llm", "api_key"),
+    "OPENAI_BASE_URL": ("llm", "base_url"),
+    "AUGURE_MODEL": ("llm", "model"),
+}
+
+
+def default_home(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env.get("AUGURE_HOME") or "~/.augure").expanduser()
+
+
+def load_config(path: Path | str | None = None, *, home: Path | None = None) -> Config:
+    """Read the config, or raise ConfigError with one line naming the key to fix."""
+    home = (home or default_home()).expanduser()
+    file = Path(path).expanduser() if path else home / "augure.toml"
+    data: dict[str, Any] = {}
+    if path and not file.is_file():
+        raise ConfigError(f"config file not found: {file}")
+    if file.is_file():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+    for variable, (section, key) in PLAIN_VARIABLES.items():
+        value = os.environ.get(variable)
+        if value:
+            data.setdefault(section, {})
+            if isinstance(data[section], dict):
+                data[section][key] = value
+    try:
+        config = Config(**data)
+    except ValidationError as exc:
+        raise ConfigError(_one_line(exc, file)) from None
+    config.home = home
+    return config
+
+
+def _one_line(exc: ValidationError, file: Path) -> str:
+    first = exc.errors()[0]
+    key = ".".join(str(part) for part in first["loc"])
+    message = first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown key"
+    env_name = "AUGURE__" + "__".join(str(part).upper() for part in first["loc"])
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"config error: {key}: {message} — fix it in {file} or {env_name}{more}"

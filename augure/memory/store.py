@@ -1,0 +1,115 @@
+"""Long-term memory: markdown files under one folder, and the slice of them the prompt gets."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path, PurePosixPath
+
+IDENTITY = "identity.md"
+
+
+class MemoryPathError(ValueError):
+    pass
+
+
+def template_dir() -> Path | None:
+    """The `memory/` templates: beside the package in a checkout, or installed as data."""
+    for candidate in (
+        Path(__file__).resolve().parents[2] / "memory",
+        Path(sys.prefix) / "share" / "augure" / "memory",
+    ):
+        if (candidate / IDENTITY).is_file():
+            return candidate
+    return None
+
+
+class MemoryStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def ensure(self) -> None:
+        """Create the folder; on first run, copy the templates (never overwrite the owner's)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        templates = template_dir()
+        if templates is None:
+            return
+        for source in templates.glob("*.md"):
+            target = self.root / source.name
+            if not target.exists():
+                shutil.copyfile(source, target)
+
+    def resolve(self, relative: str) -> Path:
+        """The file `relative` names, or MemoryPathError if it would leave the folder."""
+        text = relative.strip().replace("\\", "/")
+        if not text:
+            raise MemoryPathError("path is empty")
+        if "\x00" in text:
+            raise MemoryPathError("path contains a NUL byte")
+        pure = PurePosixPath(text)
+        if pure.is_absolute() or text.startswith("~"):
+            raise MemoryPathError(f"{relative!r} is absolute; use a path relative to memory/")
+        if ".." in pure.parts:
+            raise MemoryPathError(f"{relative!r} contains '..'; memory paths stay inside memory/")
+        target = self.root.joinpath(*pure.parts)
+        # A symlink anywhere on the way could point outside: compare the real locations.
+        real_root = self.root.resolve()
+        real_target = target.resolve()
+        if real_target != real_root and real_root not in real_target.parents:
+            raise MemoryPathError(f"{relative!r} leads outside memory/ (through a symlink)")
+        return target
+
+    def list(self) -> list[tuple[str, int]]:
+        """(relative path, size in bytes) of every file, sorted by path."""
+        if not self.root.is_dir():
+            return []
+        entries = []
+        for path in sorted(self.root.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                entries.append((path.relative_to(self.root).as_posix(), path.stat().st_size))
+        return entries
+
+    def read(self, relative: str) -> str:
+        path = self.resolve(relative)
+        if not path.is_file():
+            raise FileNotFoundError(f"no memory file {relative!r}")
+        return path.read_text(encoding="utf-8", errors="replace")
+
+    def write(self, relative: str, content: str) -> Path:
+        path = self.resolve(relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write then rename, so a crash never leaves half a memory file.
+        temporary = path.with_name(f".{path.name}.tmp")
+        temporary.write_text(content, encoding="utf-8")
+        os.replace(temporary, path)
+        return path
+
+    def prompt_section(self, max_tokens: int) -> str:
+        """Memory for the system prompt, within about `max_tokens` (4 characters a token).
+
+        Identity comes first. Other files follow newest first; a file that does not fit
+        keeps its end, where the newest observations are appended.
+        """
+        budget = max_tokens * 4
+        files = [name for name, _ in self.list() if name.endswith(".md")]
+        ordered = [IDENTITY] if IDENTITY in files else []
+        others = [name for name in files if name != IDENTITY]
+        others.sort(key=lambda name: (self.root / name).stat().st_mtime, reverse=True)
+        ordered += others
+        sections: list[str] = []
+        for name in ordered:
+            if budget <= 0:
+                break
+            body = self.read(name).strip()
+            if not body:
+                continue
+            header = f"## {name}\n"
+            room = budget - len(header)
+            if room <= 0:
+                break
+            if len(body) > room:
+                body = body[:room] if name == IDENTITY else "…" + body[-(room - 1) :]
+            sections.append(header + body)
+            budget -= len(header) + len(body) + 2
+        return "\n\n".join(sections)

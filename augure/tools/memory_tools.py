@@ -1,0 +1,43 @@
+"""`memory_read` and `memory_write`: the owner's long-term notes as markdown files."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from augure.memory.store import MemoryPathError
+from augure.tools.base import RunContext, ToolResult, tool
+
+
+@tool("memory_read")
+async def memory_read(
+    ctx: RunContext,
+    path: Annotated[
+        str | None, Field(description="file relative to memory/; omit to list all files")
+    ] = None,
+) -> ToolResult:
+    """Read a memory file, or list all memory files with their sizes."""
+    if path is None or not path.strip():
+        files = ctx.memory.list()
+        if not files:
+            return ToolResult.ok("Memory is empty.")
+        return ToolResult.ok("\n".join(f"{name} ({size} bytes)" for name, size in files))
+    try:
+        return ToolResult.ok(ctx.memory.read(path))
+    except (MemoryPathError, FileNotFoundError) as exc:
+        return ToolResult.error(str(exc))
+
+
+@tool("memory_write")
+async def memory_write(
+    ctx: RunContext,
+    path: Annotated[str, Field(description="file relative to memory/, e.g. people.md")],
+    content: Annotated[str, Field(description="the whole new content of the file")],
+) -> ToolResult:
+    """Create or replace a markdown memory file. Read it first to keep what is there."""
+    try:
+        ctx.memory.write(path, content)
+    except MemoryPathError as exc:
+        return ToolResult.error(str(exc))
+    return ToolResult.ok(f"Saved {path} ({len(content.encode())} bytes).")

@@ -1,0 +1,93 @@
+"""End-to-end harness: the real app, the real PTB and openai clients, fakes over loopback."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from augure.app import Core
+from augure.channels.telegram.bot import TelegramChannel
+from augure.config import load_config
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.telegram import FakeTelegram
+
+OWNER = 1001
+STRANGER = 2002
+
+
+def bot_environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict[str, str]:
+    return {
+        "AUGURE_HOME": str(home),
+        "TELEGRAM_BOT_TOKEN": telegram.token,
+        "AUGURE_TELEGRAM_API_URL": telegram.root,
+        "AUGURE_ALLOWED_USERS": str(OWNER),
+        "OPENAI_BASE_URL": llm.base_url,
+        "OPENAI_API_KEY": "sk-test-secret-key",
+        "AUGURE_MODEL": "test-model",
+        # The SDK's own backoff (0.5 s, doubling) is what production uses; keep it, fewer tries.
+        "AUGURE__LLM__MAX_RETRIES": "2",
+        "AUGURE__LLM__REQUEST_TIMEOUT_SECONDS": "5",
+    }
+
+
+@pytest.fixture
+async def telegram() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeOpenAI]:
+    async with FakeOpenAI() as fake:
+        yield fake
+
+
+@dataclass
+class Bot:
+    """Starts and stops the real app in this process, as `augure run` does."""
+
+    home: Path
+    telegram: FakeTelegram
+    llm: FakeOpenAI
+    monkeypatch: pytest.MonkeyPatch
+    core: Core | None = None
+    channel: TelegramChannel | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    async def start(self) -> Bot:
+        environment = bot_environment(self.home, self.telegram, self.llm) | self.extra_env
+        for name in list(os.environ):
+            if name.startswith("AUGURE__"):
+                self.monkeypatch.delenv(name)
+        for name, value in environment.items():
+            self.monkeypatch.setenv(name, value)
+        config = load_config()
+        self.core = await Core.open(config)
+        self.channel = TelegramChannel(self.core, self.telegram.token)
+        await self.channel.start()
+        return self
+
+    async def stop(self) -> None:
+        if self.channel is not None:
+            await self.channel.stop()
+        if self.core is not None:
+            await self.core.close()
+        self.channel = self.core = None
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+
+@pytest.fixture
+async def bot(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Bot]:
+    running = Bot(tmp_path / "home", telegram, llm, monkeypatch)
+    await running.start()
+    yield running
+    await running.stop()

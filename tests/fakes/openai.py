@@ -1,0 +1,330 @@
+"""A scripted OpenAI-compatible server for tests.
+
+It speaks enough of the Chat Completions, Models and Audio Transcriptions APIs for the
+real ``openai`` SDK to talk to it::
+
+    async with FakeOpenAI() as fake:
+        fake.script(text("hello"), tool("search", {"q": "x"}))
+        client = AsyncOpenAI(base_url=fake.base_url, api_key="test")
+        ...
+        assert fake.requests[0]["messages"][-1]["content"] == "hi"
+
+Scripted replies are consumed in FIFO order, one per chat completion request; when the
+queue is empty ``responder`` (if set) builds the reply, otherwise the server answers 500
+so that a test which forgot to script a reply fails visibly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from aiohttp import BodyPartReader, web
+
+__all__ = [
+    "NO_REPLY_MESSAGE",
+    "STOPPED_MESSAGE",
+    "FakeOpenAI",
+    "Reply",
+    "ToolCall",
+    "error",
+    "text",
+    "tool",
+    "tools",
+]
+
+NO_REPLY_MESSAGE = "FakeOpenAI: no scripted reply left"
+STOPPED_MESSAGE = "FakeOpenAI: server stopped"
+
+_ERROR_TYPES: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: str | dict[str, Any]  # a dict is sent as json.dumps(arguments)
+    id: str | None = None  # None → "call_N", numbered per server
+
+
+@dataclass
+class Reply:
+    """One scripted answer to a chat completion request."""
+
+    text: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    status: int = 200
+    error_message: str = "scripted error"
+    delay: float = 0.0
+    usage: tuple[int, int] | None = None  # (prompt_tokens, completion_tokens)
+    chunk_size: int = 8
+    chunk_delay: float = 0.0
+    finish_reason: str | None = None  # default "tool_calls" if tool_calls else "stop"
+
+
+def text(s: str, **kw: Any) -> Reply:
+    return Reply(text=s, **kw)
+
+
+def tool(name: str, arguments: str | dict[str, Any], **kw: Any) -> Reply:
+    return Reply(tool_calls=[ToolCall(name, arguments)], **kw)
+
+
+def tools(*calls: ToolCall, text: str | None = None) -> Reply:
+    return Reply(text=text, tool_calls=list(calls))
+
+
+def error(status: int, message: str = "scripted error") -> Reply:
+    return Reply(status=status, error_message=message)
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    err_type, code = _ERROR_TYPES.get(
+        status, ("server_error" if status >= 500 else "api_error", None)
+    )
+    return {"error": {"message": message, "type": err_type, "param": None, "code": code}}
+
+
+def _error_response(status: int, message: str) -> web.Response:
+    return web.json_response(_error_body(status, message), status=status)
+
+
+def _pieces(s: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [s[i : i + size] for i in range(0, len(s), size)]
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.transcriptions: list[dict[str, Any]] = []
+        self.transcription_text: str = "transcribed text"
+        self.models: list[str] = ["test-model"]
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.base_url: str = ""
+        self._queue: deque[Reply] = deque()
+        self._call_counter = 0
+        self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
+        self._seen = asyncio.Condition()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._closing.clear()
+        app = web.Application(middlewares=[self._auth])
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        # handler_cancellation: a client that gives up (timeout test) cancels its handler.
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+
+    async def stop(self) -> None:
+        self._closing.set()  # wake handlers sleeping on `delay` / `chunk_delay`
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeOpenAI:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # -- test-side API -----------------------------------------------------------------------
+    def script(self, *replies: Reply) -> None:
+        self._queue.extend(replies)
+
+    def pending(self) -> int:
+        return len(self._queue)
+
+    async def wait_requests(self, n: int, timeout: float = 5.0) -> None:
+        """Wait until at least ``n`` chat completion requests were received."""
+        try:
+            async with self._seen:
+                await asyncio.wait_for(
+                    self._seen.wait_for(lambda: len(self.requests) >= n), timeout
+                )
+        except TimeoutError:
+            raise TimeoutError(
+                f"FakeOpenAI: expected {n} requests within {timeout}s, got {len(self.requests)}"
+            ) from None
+
+    # -- handlers ----------------------------------------------------------------------------
+    @web.middleware
+    async def _auth(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        auth = request.headers.get("Authorization", "")
+        if not auth.startswith("Bearer ") or not auth[7:].strip():
+            return _error_response(401, "You didn't provide an API key (Authorization: Bearer).")
+        return await handler(request)
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Sleep ``seconds``; return False (early) if the server is stopping."""
+        if seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), seconds)
+        return not self._closing.is_set()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        fields: dict[str, str] = {}
+        filename, content = "", b""
+        async for part in await request.multipart():
+            if not isinstance(part, BodyPartReader):
+                continue
+            if part.name == "file":
+                filename, content = part.filename or "", bytes(await part.read())
+            elif part.name:
+                fields[part.name] = await part.text()
+        self.transcriptions.append(
+            {"model": fields.get("model"), "filename": filename, "bytes": content}
+        )
+        if fields.get("response_format") in ("text", "srt", "vtt"):
+            return web.Response(text=self.transcription_text, content_type="text/plain")
+        return web.json_response({"text": self.transcription_text})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error_response(400, "FakeOpenAI: request body is not valid JSON")
+        async with self._seen:
+            self.requests.append(body)
+            self._seen.notify_all()
+        if self._queue:
+            reply = self._queue.popleft()
+        elif self.responder is not None:
+            reply = self.responder(body)
+        else:
+            return _error_response(500, NO_REPLY_MESSAGE)
+        if not await self._sleep(reply.delay):
+            return _error_response(503, STOPPED_MESSAGE)
+        if reply.status != 200:
+            return _error_response(reply.status, reply.error_message)
+
+        calls: list[dict[str, Any]] = []
+        for c in reply.tool_calls:
+            args = c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)
+            fn = {"name": c.name, "arguments": args}
+            calls.append({"id": c.id or self._next_call_id(), "type": "function", "function": fn})
+        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
+        usage = self._usage(body, reply, calls)
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "created": int(time.time()),
+            "model": body.get("model", "test-model"),
+            "system_fingerprint": "fp_fake",
+        }
+        if body.get("stream"):
+            return await self._stream(request, base, reply, calls, finish, usage, body)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
+        if calls:
+            message["tool_calls"] = calls
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+        return web.json_response(
+            {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+        )
+
+    def _next_call_id(self) -> str:
+        self._call_counter += 1
+        return f"call_{self._call_counter}"
+
+    @staticmethod
+    def _usage(body: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -> dict[str, int]:
+        if reply.usage is not None:
+            prompt, completion = reply.usage
+        else:
+            prompt = len(json.dumps(body.get("messages", []))) // 4
+            produced = (reply.text or "") + "".join(c["function"]["arguments"] for c in calls)
+            completion = len(produced) // 4
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+
+    async def _stream(
+        self,
+        request: web.Request,
+        base: dict[str, Any],
+        reply: Reply,
+        calls: list[dict[str, Any]],
+        finish: str,
+        usage: dict[str, int],
+        body: dict[str, Any],
+    ) -> web.StreamResponse:
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for event in self._chunks(base, reply, calls, finish, usage, include_usage):
+            await resp.write(f"data: {json.dumps(event)}\n\n".encode())
+            if not await self._sleep(reply.chunk_delay):
+                if request.transport is not None:  # cut the stream: the client sees an error
+                    request.transport.close()
+                return resp
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    @staticmethod
+    def _chunks(
+        base: dict[str, Any],
+        reply: Reply,
+        calls: list[dict[str, Any]],
+        finish: str,
+        usage: dict[str, int],
+        include_usage: bool,
+    ) -> list[dict[str, Any]]:
+        extra: dict[str, Any] = {"usage": None} if include_usage else {}
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            return {**base, "object": "chat.completion.chunk", "choices": [choice], **extra}
+
+        first_content = "" if reply.text is not None else None
+        out = [chunk({"role": "assistant", "content": first_content, "refusal": None})]
+        out += [chunk({"content": piece}) for piece in _pieces(reply.text or "", reply.chunk_size)]
+        for i, call in enumerate(calls):
+            fn = call["function"]
+            head = {"index": i, "id": call["id"], "type": "function"}
+            out.append(
+                chunk({"tool_calls": [{**head, "function": {"name": fn["name"], "arguments": ""}}]})
+            )
+            out += [
+                chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+                for piece in _pieces(fn["arguments"], reply.chunk_size)
+            ]
+        out.append(chunk({}, finish))
+        if include_usage:
+            out.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+        return out

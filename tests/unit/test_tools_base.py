@@ -1,0 +1,92 @@
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+from pydantic import Field
+
+from augure.agent.history import INTERRUPTED, repair
+from augure.config import load_config
+from augure.memory.store import MemoryStore
+from augure.store.db import Store
+from augure.tools.base import Egress, RunContext, ToolResult, tool
+from augure.tools.registry import ToolRegistry
+
+
+@tool("add", egress=Egress.READ_ONLY, hint="adds numbers")
+async def add(
+    ctx: RunContext,
+    a: Annotated[int, Field(description="first number")],
+    b: int = 2,
+    label: str | None = None,
+) -> str:
+    """Add two numbers."""
+    return f"{label or 'sum'}={a + b}"
+
+
+@tool("explode")
+async def explode(ctx: RunContext) -> ToolResult:
+    """Always fails."""
+    raise RuntimeError("boom")
+
+
+def test_schema_is_generated_from_type_hints() -> None:
+    assert add.description == "Add two numbers."
+    assert add.parameters == {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "a": {"type": "integer", "description": "first number"},
+            "b": {"type": "integer", "default": 2},
+            "label": {"type": "string"},
+        },
+        "required": ["a"],
+    }
+    assert add.egress is Egress.READ_ONLY
+
+
+@pytest.fixture
+async def registry(tmp_path: Path) -> ToolRegistry:
+    config = load_config(home=tmp_path)
+    store = await Store.open(tmp_path / "state.db")
+    registry = ToolRegistry()
+    registry.register(add)
+    registry.register(explode)
+    registry.set_context(RunContext(config, MemoryStore(tmp_path / "memory"), store))
+    yield registry
+    await store.close()
+
+
+async def test_execute_validates_and_reports_errors_as_results(registry: ToolRegistry) -> None:
+    assert (await registry.execute("add", '{"a": 1}')).output == "sum=3"
+    bad_json = await registry.execute("add", '{"a": 1')
+    assert not bad_json.success and "not valid JSON" in bad_json.output
+    wrong_type = await registry.execute("add", {"a": "one"})
+    assert not wrong_type.success and "a:" in wrong_type.output
+    extra = await registry.execute("add", {"a": 1, "c": 3})
+    assert not extra.success and "unexpected parameter" in extra.output
+    unknown = await registry.execute("nope", {})
+    assert not unknown.success and "available tools: add, explode" in unknown.output
+    raised = await registry.execute("explode", {})
+    assert not raised.success and "RuntimeError: boom" in raised.output
+    assert registry.hints() == ["add: adds numbers"]
+
+
+def test_registering_a_name_twice_is_an_error() -> None:
+    registry = ToolRegistry()
+    registry.register(add)
+    with pytest.raises(ValueError, match="twice"):
+        registry.register(add)
+
+
+def test_repair_gives_every_tool_call_a_result() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "x", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "user", "content": "again"},
+        {"role": "tool", "tool_call_id": "zz", "content": "orphan"},
+    ]
+    repaired = repair(messages)
+    assert repaired[2] == {"role": "tool", "tool_call_id": "c1", "content": INTERRUPTED}
+    assert repaired[3]["content"] == "again"
+    assert all(m.get("tool_call_id") != "zz" for m in repaired)
