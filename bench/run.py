@@ -32,12 +32,11 @@ def _environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict[st
     return base | bot_environment(home, telegram, llm)
 
 
-async def _spawn(env: dict[str, str]) -> asyncio.subprocess.Process:
+async def _spawn(env: dict[str, str], *command: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "augure",
-        "run",
+        *(command or ("augure", "run")),
         env=env,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
@@ -61,17 +60,40 @@ async def startup(home: Path) -> list[float]:
         async with FakeTelegram() as telegram, FakeOpenAI() as llm:
             began = time.monotonic()
             process = await _spawn(_environment(home, telegram, llm))
-            (first,) = await telegram.wait_for("getUpdates", timeout=20)
-            times.append(first.at - began)
+            first_poll = await telegram.wait_polling(timeout=20)
+            times.append(first_poll - began)
             await _stop(process)
     return times
+
+
+async def _timed_turns(telegram: FakeTelegram) -> list[float]:
+    latencies = []
+    for index in range(TURNS):
+        sent_before = len(telegram.sent("sendMessage"))
+        injected = time.monotonic()
+        telegram.inject_message(OWNER, f"message {index}")
+        calls = await telegram.wait_for("sendMessage", count=sent_before + 1, timeout=20)
+        latencies.append(calls[-1].at - injected)
+    return latencies
+
+
+async def floor(home: Path) -> list[float]:
+    """The same timing for a bare PTB echo bot: what the fake and loopback cost alone."""
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        process = await _spawn(_environment(home, telegram, llm), "bench.echo_bot")
+        await telegram.wait_polling(timeout=20)
+        telegram.inject_message(OWNER, "warm up")
+        await telegram.wait_for("sendMessage", timeout=20)
+        latencies = await _timed_turns(telegram)
+        await _stop(process)
+    return latencies
 
 
 async def turns(home: Path) -> dict[str, float | int | str]:
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         llm.responder = lambda request: text("ok")
         process = await _spawn(_environment(home, telegram, llm))
-        await telegram.wait_for("getUpdates", timeout=20)
+        await telegram.wait_polling(timeout=20)
         await telegram.wait_for("setMyCommands", timeout=20)
 
         # Warm-up turn, then the counted ones.
@@ -86,13 +108,7 @@ async def turns(home: Path) -> dict[str, float | int | str]:
         await telegram.wait_idle(quiet=0.5)
         per_turn = [c.method for c in telegram.calls[before:] if c.method != "getUpdates"]
 
-        latencies = []
-        for index in range(TURNS):
-            sent_before = len(telegram.sent("sendMessage"))
-            injected = time.monotonic()
-            telegram.inject_message(OWNER, f"message {index}")
-            calls = await telegram.wait_for("sendMessage", count=sent_before + 1, timeout=20)
-            latencies.append(calls[-1].at - injected)
+        latencies = await _timed_turns(telegram)
 
         await telegram.wait_idle(quiet=1.0)
         await asyncio.sleep(2.0)  # let the process settle before reading its memory
@@ -121,12 +137,18 @@ async def main() -> None:
         home = Path(directory) / "home"
         starts = await startup(home)
         figures = await turns(home)
+        echo = await floor(home)
     print(
         f"startup to first getUpdates: median {statistics.median(starts) * 1000:.0f} ms, ", end=""
     )
     print(f"max {max(starts) * 1000:.0f} ms over {STARTS} starts")
     print(f"turn overhead over {TURNS} turns: p50 {figures['turn_p50_ms']:.2f} ms, ", end="")
     print(f"p95 {figures['turn_p95_ms']:.2f} ms")
+    print(
+        f"harness floor (bare PTB echo bot, same fake): p50 {statistics.median(echo) * 1000:.2f} ms"
+        f"; Augure's own share of p50: "
+        f"{figures['turn_p50_ms'] - statistics.median(echo) * 1000:.2f} ms"
+    )
     print(f"idle RSS after {TURNS + 2} turns: {figures['idle_rss_mb']:.1f} MB")
     print(f"Bot API calls for a simple turn: {figures['bot_api_calls_per_turn']}")
     print(

@@ -147,6 +147,7 @@ class FakeTelegram:
         self.calls: list[ApiCall] = []
         self.commands: list[JSON] = []
         self.callback_answers: list[JSON] = []
+        self.polls_started: list[float] = []  # arrival of each getUpdates, before it answers
         self._chats: dict[int, JSON] = {}
         self._messages: dict[int, dict[int, _Stored]] = {}
         self._last_message_id: dict[int, int] = {}
@@ -320,6 +321,17 @@ class FakeTelegram:
                 )
             await self._wait(changed, left)
 
+    async def wait_polling(self, timeout: float = 5.0) -> float:
+        """Wait until the bot has a getUpdates request out; its arrival time (monotonic)."""
+        deadline = time.monotonic() + timeout
+        while not self.polls_started:
+            changed = self._changed
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no getUpdates within {timeout}s; calls: {self._summary()}")
+            await self._wait(changed, remaining)
+        return self.polls_started[0]
+
     async def wait_idle(self, quiet: float = 0.3, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
         while True:
@@ -417,6 +429,9 @@ class FakeTelegram:
         entry = self._handlers.get(method.lower())
         name = entry[0] if entry else method
         active = name != "getUpdates"
+        if not active:
+            self.polls_started.append(arrived)
+            self._notify()
         if active:
             self._inflight += 1
             self._last_activity = arrived

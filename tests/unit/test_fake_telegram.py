@@ -597,3 +597,15 @@ async def test_wait_idle(bot: Bot, tg: FakeTelegram) -> None:
     started = time.monotonic()
     await tg.wait_idle(quiet=0.1, timeout=1)
     assert time.monotonic() - started < 0.5
+
+
+async def test_wait_polling_sees_a_long_poll_before_it_answers() -> None:
+    async with FakeTelegram() as fake:
+        bot = Bot(fake.token, base_url=f"{fake.root}/bot")
+        async with bot:
+            poll = asyncio.create_task(bot.get_updates(timeout=2))
+            arrived = await fake.wait_polling(timeout=1)
+            assert not poll.done() and arrived <= time.monotonic()
+            fake.inject_message(1, "wake up")
+            (update,) = await poll
+            assert update.message is not None and update.message.text == "wake up"

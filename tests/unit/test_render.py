@@ -52,7 +52,9 @@ class _StrictTelegramHTML(HTMLParser):
             self.errors.append(f"tag <{tag}> not allowed")
         if tag == "a":
             href = dict(attrs).get("href") or ""
-            if names != ["href"] or not href.startswith(("http://", "https://", "tg://", "mailto:")):
+            if names != ["href"] or not href.startswith(
+                ("http://", "https://", "tg://", "mailto:")
+            ):
                 self.errors.append(f"bad <a> attributes {attrs}")
             if "a" in self.stack:
                 self.errors.append("nested <a>")
@@ -291,10 +293,7 @@ def test_raw_html_from_the_model_is_escaped() -> None:
 def test_table_becomes_aligned_pre() -> None:
     md = "| Name | Qty | Note |\n|:--|--:|:-:|\n| apple | 3 | a<b |\n| kiwi | 12 | ok |"
     assert markdown_to_html(md) == (
-        "<pre>Name  | Qty | Note\n"
-        "------+-----+-----\n"
-        "apple |   3 | a&lt;b\n"
-        "kiwi  |  12 |  ok</pre>"
+        "<pre>Name  | Qty | Note\n------+-----+-----\napple |   3 | a&lt;b\nkiwi  |  12 |  ok</pre>"
     )
 
 
@@ -480,6 +479,26 @@ def test_references_reach_links_in_other_parts() -> None:
     assert '<a href="https://docs.example">the docs</a>' in chunks[0].html
 
 
+def test_long_blockquote_is_quoted_in_every_part() -> None:
+    md = "\n".join(f"> line {i} of a long quotation & more" for i in range(300))
+    chunks = render_chunks(md, 2000)
+    check_chunks(chunks, 2000)
+    assert_recovers(md, chunks)
+    assert len(chunks) > 1
+    assert all(c.html.startswith("<blockquote>") for c in chunks)
+
+
+def test_crlf_line_endings() -> None:
+    assert markdown_to_html("a\r\nb\r\n\r\n- c\r\n") == "a\nb\n\n• c"
+    assert render_chunks("x\r\n\r\n") == [Chunk(html="x", plain="x")]
+
+
+def test_chunk_is_frozen() -> None:
+    chunk = Chunk(html="a", plain="a")
+    with pytest.raises(AttributeError):
+        chunk.html = "b"  # type: ignore[misc]
+
+
 def test_tiny_limits_still_terminate() -> None:
     md = "# h\n\n```python\nprint('<x>')\n```\n\n- a\n- b\n\n" + "w " * 100
     for limit in (1, 10, 32, 50):
@@ -550,20 +569,31 @@ FRAGMENTS = [
 
 
 def _random_markdown(rnd: random.Random) -> str:
-    n = rnd.choice([0, 1, 5, 20, 80, 300, 900])
+    n = rnd.choice([0, 1, 5, 20, 80, 250, 700])
     return "".join(rnd.choice(FRAGMENTS) for _ in range(n))
 
 
 def test_fuzz_never_raises_and_respects_limits() -> None:
     rnd = random.Random(20240601)
-    for _ in range(400):
+    for _ in range(300):
         md = _random_markdown(rnd)
         limit = rnd.choice([32, 64, 200, 700, 4096])
         visible_text(markdown_to_html(md))
         chunks = render_chunks(md, limit)
         check_chunks(chunks, limit)
         assert_recovers(md, chunks)
-        assert split_markdown(md, limit) == [c.plain for c in chunks]
+        parts = split_markdown(md, limit)
+        assert parts == [c.plain for c in chunks]
+        for part in parts:  # each part is also sound Markdown on its own
+            visible_text(markdown_to_html(part))
+
+
+@pytest.mark.parametrize("md", ["> " * 60 + "deep text", "- " * 60 + "deep text"])
+def test_absurd_nesting_is_never_silently_dropped(md: str) -> None:
+    assert "deep text" in visible_text(markdown_to_html(md))
+    chunks = render_chunks(md)
+    check_chunks(chunks, 4096)
+    assert "deep text" in visible_text(chunks[0].html)
 
 
 @pytest.mark.parametrize(
