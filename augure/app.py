@@ -4,28 +4,34 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from augure.agent.llm import LLM
 from augure.agent.loop import Agent
+from augure.approval.gate import ApprovalGate
 from augure.config import Config
 from augure.memory.store import MemoryStore
+from augure.secrets import Redactor
+from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.tools.base import RunContext, Tool
 from augure.tools.clock import datetime_tool
+from augure.tools.executor import Executor
 from augure.tools.memory_tools import memory_read, memory_write
+from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
 
 log = logging.getLogger(__name__)
 
 
 def builtin_tools() -> list[Tool]:
-    return [datetime_tool, memory_read, memory_write]
+    return [datetime_tool, memory_read, memory_write, read_output, load_tools]
 
 
-def build_registry(config: Config) -> ToolRegistry:
+def build_registry(config: Config, extra: Sequence[Tool] = ()) -> ToolRegistry:
     registry = ToolRegistry()
-    for tool in builtin_tools():
+    for tool in [*builtin_tools(), *extra]:
         if enabled(tool.name, config):
             registry.register(tool)
     return registry
@@ -37,22 +43,40 @@ class Core:
     store: Store
     memory: MemoryStore
     registry: ToolRegistry
+    audit: Audit
+    gate: ApprovalGate
+    executor: Executor
     llm: LLM
     agent: Agent
+    redact: Redactor
     started_at: float = field(default_factory=time.time)
 
     @classmethod
-    async def open(cls, config: Config) -> Core:
+    async def open(cls, config: Config, extra_tools: Sequence[Tool] = ()) -> Core:
+        """Build everything but the channel. `extra_tools` is how a deployment adds tools."""
         config.home.mkdir(parents=True, exist_ok=True)
         memory = MemoryStore(config.memory_dir)
         memory.ensure()
         store = await Store.open(config.db_path)
-        registry = build_registry(config)
-        registry.set_context(RunContext(config=config, memory=memory, store=store))
+        redact = Redactor.from_config(config)
+        registry = build_registry(config, extra_tools)
+        audit = Audit(store)
+        gate = ApprovalGate(audit, config.approval.timeout_seconds)
+        executor = Executor(registry, audit, gate, config, redact)
+        registry.bind(executor)
+        registry.set_context(
+            RunContext(config=config, memory=memory, store=store, registry=registry)
+        )
+        if not config.approval.enabled:
+            log.warning(
+                "APPROVAL IS DISABLED (approval.enabled = false): write and high-risk tool "
+                "calls will run WITHOUT asking the owner. Use this only in a trusted lab."
+            )
         llm = LLM(config.llm)
-        agent = Agent(config, store, registry, llm, memory)
-        return cls(config, store, memory, registry, llm, agent)
+        agent = Agent(config, store, registry, executor, llm, memory, redact)
+        return cls(config, store, memory, registry, audit, gate, executor, llm, agent, redact)
 
     async def close(self) -> None:
+        await self.gate.close()
         await self.llm.close()
         await self.store.close()

@@ -75,8 +75,8 @@ async def _telegram(config: Config) -> Check:
 
 
 def _short(exc: BaseException, config: Config) -> str:
-    from augure.tools.registry import redact_text
+    from augure.secrets import Redactor
 
     text = str(exc).splitlines()[0] if str(exc) else ""
     line = f"{type(exc).__name__}: {text}"[:160] if text else type(exc).__name__
-    return redact_text(line, config)
+    return Redactor.from_config(config)(line)

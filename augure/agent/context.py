@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from augure.config import Config
 from augure.memory.store import MemoryStore
+from augure.tools.base import Tool
 
 BASE_PROMPT = """\
 You are Augure, a personal assistant for one owner, who talks to you in a chat.
@@ -28,12 +30,19 @@ class SystemPrompt:
         return {"role": "system", "content": self.text}
 
 
-def build_system_prompt(config: Config, memory: MemoryStore, tool_hints: list[str]) -> SystemPrompt:
+def build_system_prompt(
+    config: Config, memory: MemoryStore, tool_hints: list[str], deferred: Sequence[Tool] = ()
+) -> SystemPrompt:
     parts = [BASE_PROMPT]
     if config.agent.persona.strip():
         parts.append(config.agent.persona.strip())
     if tool_hints:
         parts.append("# Tool notes\n" + "\n".join(f"- {hint}" for hint in tool_hints))
+    if deferred:
+        listing = "\n".join(f"- {t.name}: {first_sentence(t.description)}" for t in deferred)
+        parts.append(
+            "# More tools (call load_tools with their names before using them)\n" + listing
+        )
     memory_text = memory.prompt_section(config.memory.max_prompt_tokens)
     if memory_text:
         parts.append("# Memory (your notes, from memory/)\n\n" + memory_text)
@@ -47,3 +56,8 @@ def now_line(timezone: str | None) -> str:
     label = timezone or now.tzname() or "local time"
     # Minute resolution keeps the prompt identical within a minute.
     return f"{now.strftime('%A %Y-%m-%d %H:%M')} ({label})"
+
+
+def first_sentence(text: str) -> str:
+    head, _, _ = text.partition(". ")
+    return head.rstrip(".") + "."

@@ -15,8 +15,11 @@ from augure.agent.context import build_system_prompt
 from augure.agent.llm import LLM, LLMError, LLMResponse
 from augure.config import Config
 from augure.memory.store import MemoryStore
+from augure.secrets import Redactor
+from augure.store.audit import new_id
 from augure.store.db import Store, TurnUsage
 from augure.tools.base import Artifact, ToolResult
+from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -53,14 +56,18 @@ class Agent:
         config: Config,
         store: Store,
         registry: ToolRegistry,
+        executor: Executor,
         llm: LLM,
         memory: MemoryStore,
+        redact: Redactor,
     ) -> None:
         self.config = config
         self.store = store
         self.registry = registry
+        self.executor = executor
         self.llm = llm
         self.memory = memory
+        self.redact = redact
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._conversations: dict[str, history.Conversation] = {}
 
@@ -87,20 +94,36 @@ class Agent:
 
     async def _turn(self, chat_id: str, content: Content, origin: str) -> Reply:
         conversation = await self._conversation(chat_id)
-        await self._remember(conversation, {"role": "user", "content": content})
-        system = build_system_prompt(self.config, self.memory, self.registry.hints())
-        schemas = self.registry.to_function_schemas()
-        ctx = dataclasses.replace(self.registry.context, chat_id=chat_id, origin=origin)
+        await self._remember(conversation, {"role": "user", "content": self._clean(content)})
+        system = build_system_prompt(
+            self.config, self.memory, self.registry.hints(), self.registry.deferred()
+        )
+        loaded = conversation.loaded_tools()
+        schemas = self.registry.to_function_schemas(loaded)
+        ctx = dataclasses.replace(
+            self.registry.context, chat_id=chat_id, origin=origin, turn_id=new_id()
+        )
         tally = _Tally()
         artifacts: list[Artifact] = []
+        mistaken: set[str] = set()  # calls the model got wrong, pruned once it has seen them
         max_loops = self.config.agent.max_loops
         budget = self.config.agent.token_budget
 
         async def finish(text: str) -> Reply:
+            if mistaken:
+                conversation.messages = history.prune(conversation.messages, mistaken)
+                await self.store.replace_messages(conversation.id, conversation.messages)
             usage = self._usage(tally, system.text, system.memory_chars, schemas, text)
             if tally.calls:
                 await self.store.record_usage(chat_id, conversation.id, usage)
-            return Reply(text, artifacts, usage)
+            return Reply(self.redact(text), artifacts, usage)
+
+        async def ask(**options: Any) -> LLMResponse:
+            response = await self.llm.complete(
+                [system.as_message(), *conversation.messages], schemas, **options
+            )
+            tally.add(response)
+            return response
 
         for _ in range(max_loops):
             if budget and tally.total >= budget:
@@ -109,32 +132,38 @@ class Agent:
                     f"{budget} (agent.token_budget)."
                 )
             try:
-                response = await self.llm.complete(
-                    [system.as_message(), *conversation.messages], schemas
-                )
+                response = await ask()
             except LLMError as exc:
                 log.warning("LLM call failed: %s", exc)
                 return await finish(f"Sorry, I could not get an answer: {exc}. Please try again.")
-            tally.add(response)
             await self._remember(conversation, response.as_message())
             if not response.tool_calls:
                 return await finish(response.content or "(The model returned an empty answer.)")
-            for call in response.tool_calls:
-                result = await self.registry.execute(call.name, call.arguments, ctx)
+            calls = [(call.name, call.arguments) for call in response.tool_calls]
+            results = await self.executor.run_calls(calls, ctx)
+            for call, result in zip(response.tool_calls, results, strict=True):
                 artifacts.extend(result.artifacts)
-                await self._remember(conversation, tool_message(call.id, result))
+                if result.prunable:
+                    mistaken.add(call.id)
+                if call.name == "load_tools" and result.success:
+                    loaded |= set(json.loads(call.arguments).get("names", []))
+                    schemas = self.registry.to_function_schemas(loaded)
+            await self._remember(
+                conversation,
+                *(tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)),
+            )
 
         # Out of rounds: one last call that may not use tools, so the owner gets an answer.
         note = f"(I stopped after {max_loops} rounds of tool calls; agent.max_loops.)"
         try:
-            response = await self.llm.complete(
-                [system.as_message(), *conversation.messages], schemas, tool_choice="none"
-            )
+            response = await ask(tool_choice="none")
         except LLMError:
             return await finish(note)
-        tally.add(response)
         await self._remember(conversation, {"role": "assistant", "content": response.content})
         return await finish(f"{response.content}\n\n{note}" if response.content else note)
+
+    def _clean(self, content: Content) -> Content:
+        return self.redact(content) if isinstance(content, str) else self.redact.value(content)
 
     def _usage(
         self, tally: _Tally, system: str, memory_chars: int, schemas: list[Any], output: str

@@ -42,6 +42,39 @@ MIGRATIONS: list[str] = [
         created_at REAL NOT NULL
     );
     """,
+    """
+    CREATE TABLE invocations (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT,
+        turn_id TEXT,
+        tool TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        input TEXT NOT NULL,
+        target TEXT,
+        output TEXT,
+        status TEXT NOT NULL,
+        approval_status TEXT NOT NULL,
+        decided_by TEXT,
+        reason TEXT,
+        error TEXT,
+        cost_estimate INTEGER,
+        approval_ref TEXT,
+        created_at REAL NOT NULL,
+        started_at REAL,
+        completed_at REAL
+    );
+    CREATE INDEX invocations_by_time ON invocations(created_at);
+    CREATE INDEX invocations_pending ON invocations(approval_status)
+        WHERE approval_status = 'pending';
+    CREATE TABLE rules (
+        id INTEGER PRIMARY KEY,
+        effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+        pattern TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        UNIQUE (effect, pattern)
+    );
+    """,
 ]
 
 
@@ -134,6 +167,11 @@ class Store:
             ],
         )
         await self.db.commit()
+
+    async def replace_messages(self, conversation_id: int, messages: list[dict[str, Any]]) -> None:
+        """Rewrite a conversation (after pruning); one transaction, so nothing is half-done."""
+        await self.db.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+        await self.add_messages(conversation_id, messages)
 
     async def messages(self, conversation_id: int) -> list[dict[str, Any]]:
         async with self.db.execute(

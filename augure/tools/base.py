@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from augure.config import Config
     from augure.memory.store import MemoryStore
     from augure.store.db import Store
+    from augure.tools.registry import ToolRegistry
 
 
 class Egress(StrEnum):
@@ -39,14 +40,17 @@ class ToolResult:
     success: bool
     output: str
     artifacts: list[Artifact] = field(default_factory=list)
+    # A call the model got wrong (unknown tool, bad arguments): dropped from the history once
+    # the model has seen it, so it does not cost tokens on every later turn.
+    prunable: bool = False
 
     @classmethod
     def ok(cls, output: str, artifacts: list[Artifact] | None = None) -> ToolResult:
         return cls(True, output, artifacts or [])
 
     @classmethod
-    def error(cls, message: str) -> ToolResult:
-        return cls(False, f"Error: {message}")
+    def error(cls, message: str, *, prunable: bool = False) -> ToolResult:
+        return cls(False, f"Error: {message}", prunable=prunable)
 
 
 @dataclass
@@ -58,6 +62,8 @@ class RunContext:
     store: Store
     chat_id: str | None = None
     origin: str = "chat"
+    turn_id: str | None = None
+    registry: ToolRegistry | None = None
     scheduler: Any = None
 
     @property
@@ -83,6 +89,19 @@ class Tool:
     egress: Egress = Egress.NONE
     check: ConfigCheck | None = None
     hint: str | None = None
+    # Per-call egress for multi-action tools (e.g. email `send` writes, `list` reads).
+    classify: Callable[[Any], Egress] | None = None
+    # The canonical target a rule matches, from validated arguments (`email:send:to=a@b.c`).
+    target: Callable[[Any], str | None] | None = None
+    # The narrow rule "Always allow" would save; default: exactly this target.
+    rule: Callable[[Any], str | None] | None = None
+    # May run at the same time as other calls of one model response.
+    safe: bool | None = None
+    # Output comes from outside (web, mail, ...): the model sees it labelled as data.
+    untrusted: bool = False
+    # Listed by name only; its schema is sent once the model asks for it with load_tools.
+    deferred: bool = False
+    timeout: float = 60.0
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -92,16 +111,44 @@ class Tool:
         """None when usable; otherwise what the owner must set."""
         return self.check(config) if self.check else None
 
-    async def execute(self, args: dict[str, Any], ctx: RunContext) -> ToolResult:
+    def validate(self, args: dict[str, Any]) -> BaseModel | str:
+        """The validated arguments, or an error text for the model."""
         try:
-            validated = self.params.model_validate(args)
+            return self.params.model_validate(args)
         except ValidationError as exc:
-            return ToolResult.error(f"invalid arguments for {self.name}: {describe(exc)}")
+            return f"invalid arguments for {self.name}: {describe(exc)}"
+
+    def egress_for(self, params: BaseModel) -> Egress:
+        return self.classify(params) if self.classify else self.egress
+
+    def needs_approval(self, params: BaseModel) -> bool:
+        return self.risk == "high" or self.egress_for(params) is Egress.WRITE
+
+    def concurrency_safe(self, params: BaseModel) -> bool:
+        return self.safe if self.safe is not None else self.egress_for(params) is not Egress.WRITE
+
+    def target_for(self, params: BaseModel) -> str | None:
+        return self.target(params) if self.target else None
+
+    def rule_for(self, params: BaseModel) -> str | None:
+        if self.rule:
+            return self.rule(params)
+        target = self.target_for(params)
+        return target.replace("*", "?") if target else None
+
+    async def invoke(self, params: BaseModel, ctx: RunContext) -> ToolResult:
         try:
-            result = await self.function(ctx, **dict(validated))
+            result = await self.function(ctx, **dict(params))
         except Exception as exc:  # a tool failure is an observation for the model
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
         return result if isinstance(result, ToolResult) else ToolResult.ok(str(result))
+
+    async def execute(self, args: dict[str, Any], ctx: RunContext) -> ToolResult:
+        """Validate and run, with no policy: for tests of the tool itself."""
+        params = self.validate(args)
+        if isinstance(params, str):
+            return ToolResult.error(params)
+        return await self.invoke(params, ctx)
 
 
 def describe(exc: ValidationError) -> str:
@@ -120,11 +167,13 @@ def tool(
     egress: Egress = Egress.NONE,
     check: ConfigCheck | None = None,
     hint: str | None = None,
+    **options: Any,
 ) -> Callable[[ToolFunction], Tool]:
     """Declare a tool from `async def f(ctx: RunContext, a: int, b: str = "x") -> ...`.
 
     The docstring is the description; `Annotated[T, Field(description=...)]` documents a
-    parameter. Everything after `ctx` becomes the JSON schema the model sees.
+    parameter. Everything after `ctx` becomes the JSON schema the model sees. `options` are
+    the other fields of Tool (classify, target, rule, safe, untrusted, deferred, timeout).
     """
 
     def wrap(function: ToolFunction) -> Tool:
@@ -145,6 +194,7 @@ def tool(
             egress=egress,
             check=check,
             hint=hint,
+            **options,
         )
 
     return wrap

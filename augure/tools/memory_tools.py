@@ -10,7 +10,11 @@ from augure.memory.store import MemoryPathError
 from augure.tools.base import RunContext, ToolResult, tool
 
 
-@tool("memory_read")
+def _clean(path: str | None) -> str:
+    return (path or "").strip().replace("\\", "/").lstrip("./") or "*"
+
+
+@tool("memory_read", target=lambda p: f"memory_read:path={_clean(p.path)}")
 async def memory_read(
     ctx: RunContext,
     path: Annotated[
@@ -29,7 +33,11 @@ async def memory_read(
         return ToolResult.error(str(exc))
 
 
-@tool("memory_write")
+@tool(
+    "memory_write",
+    target=lambda p: f"memory_write:path={_clean(p.path)}",
+    safe=False,  # two writes to one file in one response must not interleave
+)
 async def memory_write(
     ctx: RunContext,
     path: Annotated[str, Field(description="file relative to memory/, e.g. people.md")],

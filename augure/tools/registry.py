@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-import json
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +11,7 @@ from augure.tools.base import RunContext, Tool, ToolResult
 
 if TYPE_CHECKING:
     from augure.config import Config
+    from augure.tools.executor import Executor
 
 
 class ToolRegistry:
@@ -18,6 +19,7 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._context: RunContext | None = None
         self._schemas: builtins.list[dict[str, Any]] | None = None
+        self._executor: Executor | None = None
 
     def register(self, tool: Tool) -> None:
         if tool.name in self._tools:
@@ -45,59 +47,43 @@ class ToolRegistry:
         missing = tool.config_check(self.context.config)
         return f"{tool.description} [NOT CONFIGURED] {missing}" if missing else tool.description
 
-    def to_function_schemas(self) -> builtins.list[dict[str, Any]]:
+    def schema(self, tool: Tool) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": self.description(tool),
+                "parameters": tool.parameters,
+            },
+        }
+
+    def to_function_schemas(self, loaded: Iterable[str] = ()) -> builtins.list[dict[str, Any]]:
+        """Schemas of the tools sent with every request, plus deferred ones already loaded."""
         # Built once: the schemas are the largest stable part of every request.
         if self._schemas is None:
-            self._schemas = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": self.description(tool),
-                        "parameters": tool.parameters,
-                    },
-                }
-                for tool in self._tools.values()
-            ]
-        return self._schemas
+            self._schemas = [self.schema(t) for t in self._tools.values() if not t.deferred]
+        extra = [self.schema(self._tools[name]) for name in loaded if name in self._tools]
+        return self._schemas + [s for s in extra if s not in self._schemas]
+
+    def deferred(self) -> builtins.list[Tool]:
+        return [tool for tool in self._tools.values() if tool.deferred]
 
     def hints(self) -> builtins.list[str]:
         return [f"{t.name}: {t.hint}" for t in self._tools.values() if t.hint]
 
+    def bind(self, executor: Executor) -> None:
+        self._executor = executor
+
     async def execute(
         self, name: str, arguments: str | dict[str, Any], ctx: RunContext | None = None
     ) -> ToolResult:
-        """Run one call. Never raises: every failure is a result the model can read."""
-        tool = self._tools.get(name)
-        if tool is None:
-            known = ", ".join(sorted(self._tools))
-            return ToolResult.error(f"unknown tool {name!r}; available tools: {known}")
-        if isinstance(arguments, str):
-            try:
-                parsed = json.loads(arguments or "{}")
-            except json.JSONDecodeError as exc:
-                return ToolResult.error(f"arguments for {name} are not valid JSON ({exc.msg})")
-            if not isinstance(parsed, dict):
-                return ToolResult.error(f"arguments for {name} must be a JSON object")
-            arguments = parsed
-        context = ctx or self.context
-        result = await tool.execute(arguments, context)
-        return redact(result, context.config)
+        """Run one call through the executor's full pipeline (policy, approval, audit)."""
+        if self._executor is None:
+            raise RuntimeError("ToolRegistry.bind(executor) was never called")
+        return await self._executor.run(name, arguments, ctx or self.context)
 
 
 def enabled(name: str, config: Config) -> bool:
     tools = config.tools
     allowed = any(fnmatchcase(name, pattern) for pattern in tools.enabled)
     return allowed and not any(fnmatchcase(name, pattern) for pattern in tools.disabled)
-
-
-def redact_text(text: str, config: Config) -> str:
-    for secret_name, value in config.secrets().items():
-        if len(value) >= 4:
-            text = text.replace(value, f"[REDACTED:{secret_name}]")
-    return text
-
-
-def redact(result: ToolResult, config: Config) -> ToolResult:
-    result.output = redact_text(result.output, config)
-    return result

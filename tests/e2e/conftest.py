@@ -12,6 +12,7 @@ import pytest
 from augure.app import Core
 from augure.channels.telegram.bot import TelegramChannel
 from augure.config import load_config
+from augure.tools.base import Tool
 from tests.fakes.openai import FakeOpenAI
 from tests.fakes.telegram import FakeTelegram
 
@@ -57,6 +58,7 @@ class Bot:
     core: Core | None = None
     channel: TelegramChannel | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    extra_tools: list[Tool] = field(default_factory=list)
 
     async def start(self) -> Bot:
         environment = bot_environment(self.home, self.telegram, self.llm) | self.extra_env
@@ -66,7 +68,7 @@ class Bot:
         for name, value in environment.items():
             self.monkeypatch.setenv(name, value)
         config = load_config()
-        self.core = await Core.open(config)
+        self.core = await Core.open(config, self.extra_tools)
         self.channel = TelegramChannel(self.core, self.telegram.token)
         await self.channel.start()
         return self

@@ -18,22 +18,8 @@ from augure.channels.telegram.render import (
     utf16_len,
 )
 
-ALLOWED_TAGS = {
-    "b",
-    "strong",
-    "i",
-    "em",
-    "u",
-    "ins",
-    "s",
-    "strike",
-    "del",
-    "code",
-    "pre",
-    "a",
-    "blockquote",
-    "tg-spoiler",
-}
+# What the renderer may emit: a subset of what Telegram accepts.
+ALLOWED_TAGS = {"b", "i", "s", "u", "code", "pre", "a", "blockquote", "tg-spoiler"}
 NAMED_ENTITIES = {"lt", "gt", "amp", "quot"}
 
 
@@ -148,6 +134,25 @@ def assert_recovers(original: str, chunks: list[Chunk]) -> None:
         positions = {p + len(t) for p in positions for t in texts if target.startswith(t, p)}
         assert positions, (n, chunk.plain[:200])
     assert len(target) in positions
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "a & b",
+        "a < b",
+        "<b>x</i>",
+        "<b>x",
+        "<pre><b>x</b></pre>",
+        "<span>x</span>",
+        "&nbsp;",
+        '<a href="javascript:x">y</a>',
+        "<blockquote><blockquote>x</blockquote></blockquote>",
+    ],
+)
+def test_the_checker_itself_rejects_bad_markup(bad: str) -> None:
+    with pytest.raises(AssertionError):
+        visible_text(bad)
 
 
 # --- escaping and measuring ----------------------------------------------------------
@@ -447,11 +452,17 @@ def test_long_list_is_cut_between_items() -> None:
 
 
 def test_tilde_fence_is_reopened_with_the_same_fence() -> None:
-    md = "intro\n\n~~~~ sh extra\n" + "\n".join(f"echo {i} > /tmp/f" for i in range(300)) + "\n~~~~"
+    md = "intro\n\n~~~~ sh extra\n" + "\n".join(f"echo {i} > out" for i in range(300)) + "\n~~~~"
     chunks = render_chunks(md, 1500)
     check_chunks(chunks, 1500)
     assert_recovers(md, chunks)
-    for c in chunks[1:]:
+    code = [c for c in chunks if "echo" in c.plain]
+    assert len(code) >= 3
+    assert "~~~~ sh extra\necho 0 > out\n" in code[0].plain
+    for c in code:
+        assert c.plain.endswith("\n~~~~")
+        assert c.html.endswith("</code></pre>")
+    for c in code[1:]:
         assert c.plain.startswith("~~~~sh\n")
         assert c.html.startswith('<pre><code class="language-sh">')
 

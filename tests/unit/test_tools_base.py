@@ -5,10 +5,14 @@ import pytest
 from pydantic import Field
 
 from augure.agent.history import INTERRUPTED, repair
+from augure.approval.gate import ApprovalGate
 from augure.config import load_config
 from augure.memory.store import MemoryStore
+from augure.secrets import Redactor
+from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.tools.base import Egress, RunContext, ToolResult, tool
+from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
 
 
@@ -51,6 +55,9 @@ async def registry(tmp_path: Path) -> ToolRegistry:
     registry = ToolRegistry()
     registry.register(add)
     registry.register(explode)
+    audit = Audit(store)
+    gate = ApprovalGate(audit, timeout_seconds=1)
+    registry.bind(Executor(registry, audit, gate, config, Redactor({})))
     registry.set_context(RunContext(config, MemoryStore(tmp_path / "memory"), store))
     yield registry
     await store.close()
@@ -65,7 +72,8 @@ async def test_execute_validates_and_reports_errors_as_results(registry: ToolReg
     extra = await registry.execute("add", {"a": 1, "c": 3})
     assert not extra.success and "unexpected parameter" in extra.output
     unknown = await registry.execute("nope", {})
-    assert not unknown.success and "available tools: add, explode" in unknown.output
+    assert not unknown.success and "available: add, explode" in unknown.output
+    assert unknown.prunable and bad_json.prunable and wrong_type.prunable
     raised = await registry.execute("explode", {})
     assert not raised.success and "RuntimeError: boom" in raised.output
     assert registry.hints() == ["add: adds numbers"]

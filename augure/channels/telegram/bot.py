@@ -12,6 +12,7 @@ from telegram.ext import (
     Application,
     ApplicationBuilder,
     ApplicationHandlerStop,
+    CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
     MessageHandler,
@@ -21,6 +22,7 @@ from telegram.ext import (
 
 from augure import __version__
 from augure.app import Core
+from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
 from augure.channels.telegram.delivery import Delivery
 
 log = logging.getLogger(__name__)
@@ -30,13 +32,17 @@ COMMANDS = {
     "help": "What I can do and the commands",
     "new": "Start a fresh conversation",
     "status": "Model, uptime and state",
+    "approvals": "Pending approvals and always-allow rules",
 }
 
 HELP = """I am your personal assistant. Write to me in plain language.
 
 /new — start a fresh conversation (memory files are kept)
 /status — model, uptime and state
-/help — this message"""
+/approvals — pending approvals and always-allow rules (with Revoke buttons)
+/help — this message
+
+Anything that acts outside (sending, writing, running code) waits for your Approve."""
 
 Context = ContextTypes.DEFAULT_TYPE
 
@@ -64,10 +70,13 @@ class TelegramChannel:
         app.add_handler(CommandHandler("help", self._help))
         app.add_handler(CommandHandler("new", self._new))
         app.add_handler(CommandHandler("status", self._status))
+        app.add_handler(CommandHandler("approvals", self._approvals))
+        app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         app.add_handler(MessageHandler(filters.TEXT, self._text))
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
+        core.gate.approver = TelegramApprover(core, self.delivery)
 
     async def start(self) -> None:
         await self.application.initialize()
@@ -78,9 +87,13 @@ class TelegramChannel:
         )
         # After the first poll is out: nothing here should delay the bot's first answer.
         self._spawn(self._register_commands())
+        self._spawn(self.core.gate.reject_stale())
         self._spawn(self.core.llm.warm_up())
 
     async def stop(self) -> None:
+        # First reject what waits for a button: a turn blocked on approval would hold up
+        # python-telegram-bot's stop, which waits for running handlers.
+        await self.core.gate.close()
         for task in self._background:
             task.cancel()
         if self.application.updater and self.application.updater.running:
@@ -137,6 +150,13 @@ class TelegramChannel:
             f"Tools: {len(tools)} ({', '.join(t.name for t in tools)})",
         ]
         await self._say(update, "\n".join(lines))
+
+    async def _approvals(self, update: Update, context: Context) -> None:
+        assert update.effective_chat is not None
+        await approvals_command(self.core, self.delivery, update.effective_chat.id)
+
+    async def _button(self, update: Update, context: Context) -> None:
+        await on_button(self.core, update, context)
 
     async def _say(self, update: Update, text: str) -> None:
         assert update.effective_chat is not None

@@ -44,11 +44,13 @@ class Chunk:
 
 
 def escape_html(s: str, *, quote: bool = False) -> str:
+    """Escape text for Telegram HTML; `quote` also escapes `"` for attribute values."""
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return s.replace('"', "&quot;") if quote else s
 
 
 def utf16_len(s: str) -> int:
+    """Length in UTF-16 code units, the measure of Telegram's message limit."""
     # surrogatepass: a lone surrogate in model output must be counted, not crash us.
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
@@ -225,6 +227,7 @@ def _render(src: str, refs: Refs | None = None) -> str:
 
 
 def markdown_to_html(md: str) -> str:
+    """The whole text as Telegram HTML, with no length limit applied."""
     try:
         return _render(_normalize(md))
     except Exception:  # model output is untrusted; a renderer bug must not lose the reply
@@ -253,15 +256,16 @@ def _probe(src: str, limit: int, refs: Refs) -> str | None:
 
 
 def _fit(
-    lo: int, hi: int, limit: int, measure: Callable[[int], tuple[str, int]]
+    lo: int, hi: int, first: int, limit: int, measure: Callable[[int], tuple[str, int]]
 ) -> tuple[int, str]:
-    """A large n in (lo, hi] whose part fits, trying hi first: (n, html), or (lo, "").
+    """A large n in (lo, hi] whose part fits, trying `first` first: (n, html), or (lo, "").
 
     Interpolates on measured sizes (alternating with bisection to bound the number of
     renders) and settles for 90% full. The answer is always a measured success, so it
     holds where Markdown makes size non-monotonic (a cut may open or close a construct).
     """
-    best, size_lo, size_hi, n, step = (lo, ""), 0, 0, hi, 0
+    best, size_lo, size_hi, step = (lo, ""), 0, -1, 0  # size_hi < 0: hi not measured yet
+    n = min(max(first, lo + 1), hi)
     while True:
         html, size = measure(n)
         if size <= limit:
@@ -270,11 +274,13 @@ def _fit(
                 return best
         else:
             hi, size_hi = n, size
-        if hi - lo <= 1:
+        top = hi if size_hi < 0 else hi - 1  # the largest n still worth measuring
+        if top <= lo:
             return best
         step += 1
-        guess = lo + int(0.97 * (limit - size_lo) * (hi - lo) / max(size_hi - size_lo, 1))
-        n = min(max(guess if step % 2 else (lo + hi) // 2, lo + 1), hi - 1)
+        slope = (max(size_hi, size * hi // n) - size_lo) / (hi - lo)
+        guess = lo + int(0.97 * (limit - size_lo) / max(slope, 1e-9))
+        n = min(max(guess if step % 2 else (lo + hi + 1) // 2, lo + 1), top)
 
 
 def _ws_cut(s: str, k: int) -> int:
@@ -284,26 +290,28 @@ def _ws_cut(s: str, k: int) -> int:
 
 
 def _split_lines(
-    lines: list[str], limit: int, refs: Refs, prefer: Mapping[int, int]
+    lines: list[str], limit: int, refs: Refs, prefer: Mapping[int, int], ratio: float = 1.0
 ) -> list[Piece]:
     """Split a too-long block on line boundaries (moving back to a cut `prefer` scores
-    if there is one), and inside a line only when a single line cannot fit."""
+    if there is one), and inside a line only when a single line cannot fit. `ratio`,
+    html over source length, gives the first cut to try."""
     work, out, pos = list(lines), [], 0
 
     def measure_lines(m: int) -> tuple[str, int]:
         return _measure("\n".join(work[pos:m]), refs)
 
     def measure_chars(n: int) -> tuple[str, int]:
-        return _measure(work[pos][:n], refs)
+        return _measure(work[pos][: _ws_cut(work[pos], n)], refs)
 
     while pos < len(work):
         if not work[pos].strip():
             pos += 1  # blank lines at a cut point carry nothing
             continue
-        k, size = pos, -1
+        k, k_first, size, budget = pos, pos, -1, 0.97 * limit / max(ratio, 1.0)
         while k < len(work) and size + 1 + utf16_len(work[k]) <= limit:
             size, k = size + 1 + utf16_len(work[k]), k + 1
-        m, html = _fit(pos, k, limit, measure_lines) if k > pos else (pos, "")
+            k_first += size <= budget
+        m, html = _fit(pos, k, k_first, limit, measure_lines) if k > pos else (pos, "")
         nicer = [c for c in range(pos + (m - pos) // 2 + 1, m) if prefer.get(c)]
         if html and m < len(work) and nicer:
             c = max(nicer, key=lambda c: (prefer[c], c))
@@ -314,12 +322,10 @@ def _split_lines(
             pos = m
             continue
         line = work[pos]
-        k, html = _fit(0, min(len(line), limit), limit, measure_chars)
-        k = max(k, 1)  # for limit >= _MIN_LIMIT one character always fits
-        w = _ws_cut(line, k)
-        if w < k and line[:w].strip() and (alt := _probe(line[:w], limit, refs)) is not None:
-            k, html = w, alt
-        out.append((line[:k].rstrip(), html or escape_html(line[:k].strip())))
+        n, html = _fit(0, min(len(line), limit), int(budget), limit, measure_chars)
+        k = _ws_cut(line, n) if html else 1  # for limit >= _MIN_LIMIT one character fits
+        if line[:k].strip():
+            out.append((line[:k].rstrip(), html or escape_html(line[:k].strip())))
         work[pos] = line[k:].lstrip()
     return out
 
@@ -426,7 +432,8 @@ def _split(md: str, limit: int) -> list[Piece]:
                 for t in tokens[ti + 1 : renderer.end[ti]] if ti >= 0 else ():
                     if t.map and t.nesting >= 0 and t.level == 1 and t.map[0] > start:
                         prefer[t.map[0] - start] = 2  # a list item or quoted block
-                pieces = _split_lines(lines[start:stop], limit, refs, prefer)
+                ratio = utf16_len(html) / max(utf16_len(text), 1)
+                pieces = _split_lines(lines[start:stop], limit, refs, prefer, ratio)
         for n, (p_src, p_html) in enumerate(pieces):
             add_p = utf16_len(p_src) + (1 if cur_src else 0)
             add_h = utf16_len(p_html) + (2 if p_html and size_h else 0)
@@ -460,8 +467,10 @@ def _safe_split(md: str, limit: int) -> list[Piece]:
 
 
 def split_markdown(md: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
+    """The Markdown source of each part `render_chunks` would send."""
     return [plain for plain, _ in _safe_split(md, limit)]
 
 
 def render_chunks(md: str, limit: int = TELEGRAM_LIMIT) -> list[Chunk]:
+    """The messages to send, in order, each within `limit` (at least 32) UTF-16 units."""
     return [Chunk(html=html, plain=plain) for plain, html in _safe_split(md, limit)]

@@ -1,0 +1,202 @@
+"""The approval gate: a pending request is a future, decided by a button, the CLI or a timeout.
+
+Every decision is written with one conditional UPDATE (`pending` → decided), so a button press,
+a CLI `augure approve` and the timeout can race and exactly one of them wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+from augure.store.audit import Audit
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.5  # how often decisions made by another process (the CLI) are picked up
+CLOSE_GRACE_SECONDS = 2.0
+
+REJECTED_BY_USER = "Tool call rejected by user."
+TIMED_OUT = "Tool call rejected: approval timed out."
+
+
+class Decision(StrEnum):
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    by: str
+    reason: str | None = None
+    always: bool = False
+
+    @property
+    def approved(self) -> bool:
+        return self.decision is Decision.APPROVED
+
+    def message_for_model(self) -> str:
+        if self.decision is Decision.TIMED_OUT:
+            return TIMED_OUT
+        return f"{REJECTED_BY_USER} Reason: {self.reason}" if self.reason else REJECTED_BY_USER
+
+    def describe(self) -> str:
+        """What happened, for the edited approval message."""
+        if self.decision is Decision.APPROVED:
+            return "Always allowed (rule saved)" if self.always else "Approved"
+        if self.decision is Decision.TIMED_OUT:
+            return "Rejected: no answer in time"
+        return f"Rejected ({self.reason})" if self.reason else "Rejected"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    id: str
+    tool: str
+    arguments: dict[str, Any]  # already redacted
+    chat_id: str | None
+    origin: str
+    rule_pattern: str | None  # offered as "Always allow" when set
+
+
+class Approver(Protocol):
+    """Implemented by a channel: show a request to the owner, then show its outcome."""
+
+    async def present(self, request: ApprovalRequest) -> dict[str, Any] | None:
+        """Show the request. Returns a reference stored with it (e.g. the message id)."""
+        ...
+
+    async def conclude(self, ref: dict[str, Any] | None, tool: str, verdict: Verdict) -> None:
+        """Replace the request with its outcome (buttons gone)."""
+        ...
+
+
+class ApprovalGate:
+    def __init__(self, audit: Audit, timeout_seconds: float) -> None:
+        self.audit = audit
+        self.timeout_seconds = timeout_seconds
+        self.approver: Approver | None = None
+        self._pending: dict[str, asyncio.Future[Verdict]] = {}
+        self._watcher: asyncio.Task[None] | None = None
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def request(self, request: ApprovalRequest) -> Verdict:
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            return await self._request(request)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._idle.set()
+
+    async def _request(self, request: ApprovalRequest) -> Verdict:
+        if self.approver is None:
+            verdict = Verdict(Decision.REJECTED, "system", "no one is there to approve it")
+            await self.audit.decide(request.id, verdict.decision, verdict.by, verdict.reason)
+            return verdict
+        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+        self._pending[request.id] = future
+        self._ensure_watcher()
+        ref: dict[str, Any] | None = None
+        try:
+            ref = await self.approver.present(request)
+            await self.audit.set_approval_ref(request.id, ref)
+            verdict = await asyncio.wait_for(asyncio.shield(future), self.timeout_seconds)
+        except TimeoutError:
+            verdict = Verdict(Decision.TIMED_OUT, "timeout")
+            if not await self.audit.decide(request.id, verdict.decision, verdict.by):
+                verdict = await self._recorded(request.id)  # decided at the last moment
+        except Exception as exc:  # the owner could not be asked: that is a no
+            log.warning("could not ask for approval of %s: %s", request.tool, exc)
+            verdict = Verdict(Decision.REJECTED, "system", "the owner could not be asked")
+            await self.audit.decide(request.id, verdict.decision, verdict.by, verdict.reason)
+        finally:
+            self._pending.pop(request.id, None)
+        try:
+            await self.approver.conclude(ref, request.tool, verdict)
+        except Exception as exc:
+            log.warning("could not update the approval message: %s", exc)
+        return verdict
+
+    async def decide(
+        self,
+        invocation_id: str,
+        decision: Decision,
+        by: str,
+        *,
+        reason: str | None = None,
+        always: bool = False,
+    ) -> Verdict | None:
+        """Decide a pending request. None if it was decided before (or never existed)."""
+        if not await self.audit.decide(invocation_id, decision, by, reason):
+            return None
+        verdict = Verdict(decision, by, reason, always)
+        future = self._pending.get(invocation_id)
+        if future is not None and not future.done():
+            future.set_result(verdict)
+        return verdict
+
+    async def reject_stale(self) -> int:
+        """At start: requests left pending by a previous run are rejected; none will run."""
+        stale = await self.audit.listing(approval_status="pending", limit=1000)
+        for row in stale:
+            verdict = Verdict(Decision.REJECTED, "restart", "the assistant restarted")
+            if await self.audit.decide(row["id"], verdict.decision, verdict.by, verdict.reason):
+                ref = json.loads(row["approval_ref"]) if row["approval_ref"] else None
+                if self.approver is not None and ref is not None:
+                    with contextlib.suppress(Exception):
+                        await self.approver.conclude(ref, row["tool"], verdict)
+        return len(stale)
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        # SPEC: on stop, pending approvals are rejected (recorded now, not left to a restart).
+        verdict = Verdict(Decision.REJECTED, "shutdown", "the assistant stopped")
+        for invocation_id, future in list(self._pending.items()):
+            with contextlib.suppress(Exception):
+                await self.audit.decide(invocation_id, verdict.decision, verdict.by, verdict.reason)
+            if not future.done():
+                future.set_result(verdict)
+        # Let the waiting requests edit their messages ("Rejected") before the channel goes.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), CLOSE_GRACE_SECONDS)
+
+    def _ensure_watcher(self) -> None:
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.create_task(self._watch())
+
+    async def _watch(self) -> None:
+        """Pick up decisions written by another process while requests are pending."""
+        while self._pending:
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                rows = await self.audit.decisions(list(self._pending))
+            except Exception as exc:
+                log.warning("could not read approval decisions: %s", exc)
+                continue
+            for row in rows:
+                future = self._pending.get(row["id"])
+                if future is not None and not future.done():
+                    future.set_result(_verdict(row))
+
+    async def _recorded(self, invocation_id: str) -> Verdict:
+        row = await self.audit.get(invocation_id)
+        assert row is not None
+        return _verdict(row)
+
+
+def _verdict(row: dict[str, Any]) -> Verdict:
+    return Verdict(Decision(row["approval_status"]), row["decided_by"] or "?", row["reason"])

@@ -1,0 +1,156 @@
+"""Approval requests as Telegram messages with inline buttons, and the presses that decide them."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from functools import partial
+from typing import Any
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.constants import ParseMode
+from telegram.ext import ContextTypes
+
+from augure.app import Core
+from augure.approval.gate import ApprovalRequest, Decision, Verdict
+from augure.channels.telegram.delivery import Delivery
+
+log = logging.getLogger(__name__)
+
+# Arguments longer than this go into an attached file: the message must stay readable and
+# well within Telegram's 4,096 characters, and nothing may be cut silently.
+INLINE_ARGUMENTS_LIMIT = 2500
+CHOICES = {
+    "y": (Decision.APPROVED, False),
+    "a": (Decision.APPROVED, True),
+    "n": (Decision.REJECTED, False),
+}
+
+
+class TelegramApprover:
+    """The gate's Approver for Telegram: one message per request, buttons removed after."""
+
+    def __init__(self, core: Core, delivery: Delivery) -> None:
+        self.core = core
+        self.delivery = delivery
+        self.bot = delivery.bot
+
+    def _chat_for(self, request: ApprovalRequest) -> int:
+        chat = request.chat_id or ""
+        if chat.lstrip("-").isdigit():
+            return int(chat)
+        owners = self.core.config.telegram.allowed_users
+        if not owners:
+            raise LookupError("no allowed user to ask")
+        return owners[0]  # jobs and skills ask the owner
+
+    async def present(self, request: ApprovalRequest) -> dict[str, Any]:
+        chat_id = self._chat_for(request)
+        arguments = json.dumps(request.arguments, ensure_ascii=False, indent=2)
+        header = (
+            f"🔐 <b>Approval needed</b> ({html.escape(request.origin)})\n"
+            f"Tool: <code>{html.escape(request.tool)}</code>"
+        )
+        if len(arguments) <= INLINE_ARGUMENTS_LIMIT:
+            text = f"{header}\n<pre>{html.escape(arguments)}</pre>"
+        else:
+            await self.delivery.call(
+                chat_id,
+                partial(
+                    self.bot.send_document,
+                    chat_id,
+                    arguments.encode(),
+                    filename=f"{request.tool}-{request.id}-arguments.json",
+                    caption=f"Arguments of the {request.tool} call awaiting approval",
+                ),
+            )
+            text = f"{header}\nThe arguments ({len(arguments)} characters) are in the file above."
+        if request.rule_pattern:
+            text += f"\nAlways allow would save: <code>{html.escape(request.rule_pattern)}</code>"
+        buttons = [
+            InlineKeyboardButton("Approve", callback_data=f"ap:{request.id}:y"),
+            InlineKeyboardButton("Reject", callback_data=f"ap:{request.id}:n"),
+        ]
+        rows = [buttons]
+        if request.rule_pattern:
+            rows.append([InlineKeyboardButton("Always allow", callback_data=f"ap:{request.id}:a")])
+        message = await self.delivery.call(
+            chat_id,
+            partial(
+                self.bot.send_message,
+                chat_id,
+                text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=InlineKeyboardMarkup(rows),
+            ),
+        )
+        return {"chat_id": chat_id, "message_id": message.message_id, "text": text}
+
+    async def conclude(self, ref: dict[str, Any] | None, tool: str, verdict: Verdict) -> None:
+        if not ref:
+            return
+        icon = "✅" if verdict.approved else "❌"
+        text = f"{ref['text']}\n\n{icon} <b>{html.escape(verdict.describe())}</b>"
+        chat_id = int(ref["chat_id"])
+        # Editing without reply_markup removes the buttons.
+        await self.delivery.call(
+            chat_id,
+            partial(
+                self.bot.edit_message_text,
+                text,
+                chat_id=chat_id,
+                message_id=int(ref["message_id"]),
+                parse_mode=ParseMode.HTML,
+            ),
+        )
+
+
+async def on_button(core: Core, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A press on Approve / Reject / Always allow, or on a rule's Revoke."""
+    query = update.callback_query
+    assert query is not None and query.data is not None and query.from_user is not None
+    kind, _, rest = query.data.partition(":")
+    if kind == "rv":
+        revoked = rest.isdigit() and await core.audit.revoke_rule(int(rest))
+        await query.answer("Rule revoked." if revoked else "That rule no longer exists.")
+        return
+    invocation_id, _, choice = rest.partition(":")
+    if kind != "ap" or choice not in CHOICES:
+        await query.answer("Unknown button.")
+        return
+    decision, always = CHOICES[choice]
+    by = f"telegram:{query.from_user.id}"
+    verdict = await core.gate.decide(invocation_id, decision, by, always=always)
+    if verdict is not None:
+        await query.answer(verdict.describe())
+        return
+    row = await core.audit.get(invocation_id)
+    status = row["approval_status"].replace("_", " ") if row else None
+    await query.answer(f"Already decided: {status}." if status else "Unknown request.")
+
+
+async def approvals_command(core: Core, delivery: Delivery, chat_id: int) -> None:
+    """/approvals: what waits for a decision, and the saved rules with a Revoke button each."""
+    pending = await core.audit.listing(approval_status="pending", limit=20)
+    rules = await core.audit.rules()
+    lines = ["<b>Pending approvals</b>"]
+    lines += [f"• <code>{r['id']}</code> {html.escape(r['tool'])}" for r in pending] or ["none"]
+    lines.append("\n<b>Rules</b>")
+    lines += [
+        f"{rule.id}. {rule.effect}: <code>{html.escape(rule.pattern)}</code>" for rule in rules
+    ] or ["none"]
+    keyboard = [
+        [InlineKeyboardButton(f"Revoke rule {rule.id}", callback_data=f"rv:{rule.id}")]
+        for rule in rules[:20]
+    ]
+    await delivery.call(
+        chat_id,
+        partial(
+            delivery.bot.send_message,
+            chat_id,
+            "\n".join(lines),
+            parse_mode=ParseMode.HTML,
+            reply_markup=InlineKeyboardMarkup(keyboard) if keyboard else None,
+        ),
+    )

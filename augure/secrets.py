@@ -1,0 +1,90 @@
+"""Secret values never leave the process: every text that goes out passes through here."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from augure.config import Config
+
+# Tool secrets read from the environment (SPEC §2), besides those in the config tree.
+SECRET_VARIABLES = ("TAVILY_API_KEY", "EXA_API_KEY", "GITHUB_TOKEN", "EMAIL_PASSWORD")
+SECRET_KEYS = ("api_key", "token", "password", "secret")
+HANDLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MIN_LENGTH = 4  # shorter values would redact ordinary words
+
+
+def discover(config: Config, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every configured secret value, by the name shown in its place."""
+    env = os.environ if environ is None else environ
+    found = dict(config.secrets())
+    for name in SECRET_VARIABLES:
+        if env.get(name):
+            found[name] = env[name]
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path)
+        elif isinstance(node, str):
+            for handle in HANDLE.findall(node):  # `${ENV_VAR}` names a secret
+                if env.get(handle):
+                    found[handle] = env[handle]
+            if path.rsplit(".", 1)[-1] in SECRET_KEYS and not HANDLE.search(node):
+                found[path.strip(".").upper().replace(".", "_")] = node
+
+    walk(config.tools.model_extra or {}, "tools")
+    return {name: value for name, value in found.items() if len(value) >= MIN_LENGTH}
+
+
+class Redactor:
+    def __init__(self, secrets: Mapping[str, str]) -> None:
+        # Longest first, so a secret containing another is replaced whole.
+        self._pairs = sorted(
+            ((value, f"[REDACTED:{name}]") for name, value in secrets.items()),
+            key=lambda pair: len(pair[0]),
+            reverse=True,
+        )
+
+    @classmethod
+    def from_config(cls, config: Config) -> Redactor:
+        return cls(discover(config))
+
+    def __call__(self, text: str) -> str:
+        for value, replacement in self._pairs:
+            if value in text:
+                text = text.replace(value, replacement)
+        return text
+
+    def value(self, node: Any) -> Any:
+        """Redact every string inside a JSON-like value."""
+        if isinstance(node, str):
+            return self(node)
+        if isinstance(node, dict):
+            return {key: self.value(item) for key, item in node.items()}
+        if isinstance(node, list):
+            return [self.value(item) for item in node]
+        return node
+
+
+class RedactingFilter(logging.Filter):
+    """Applied to log handlers: a secret in a log line is replaced before it is written."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = self.redactor(message)
+        if record.exc_info and record.exc_info[1] is not None:
+            cleaned += "\n" + self.redactor(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        record.msg, record.args = cleaned, None
+        return True

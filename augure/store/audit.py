@@ -1,0 +1,175 @@
+"""Invocation records and approval rules: what every tool call did, and who allowed it."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from augure.store.db import Store
+
+STATUSES = ("pending", "approved", "rejected", "running", "completed", "failed")
+APPROVAL_STATUSES = ("not_required", "pending", "approved", "rejected", "timed_out")
+OUTPUT_CAP = 4000  # characters of output kept in the record; the model got its own copy
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: int
+    effect: str
+    pattern: str
+    created_by: str
+    created_at: float
+
+
+def new_id() -> str:
+    return secrets.token_hex(4)
+
+
+class Audit:
+    def __init__(self, store: Store) -> None:
+        self.db = store.db
+
+    async def create(
+        self,
+        *,
+        tool: str,
+        origin: str,
+        arguments: dict[str, Any],
+        chat_id: str | None,
+        turn_id: str | None,
+        target: str | None,
+        approval_status: str,
+        decided_by: str | None = None,
+    ) -> str:
+        invocation_id = new_id()
+        await self.db.execute(
+            "INSERT INTO invocations (id, chat_id, turn_id, tool, origin, input, target, status, "
+            "approval_status, decided_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                invocation_id,
+                chat_id,
+                turn_id,
+                tool,
+                origin,
+                json.dumps(arguments, ensure_ascii=False),
+                target,
+                {"pending": "pending", "rejected": "rejected"}.get(approval_status, "approved"),
+                approval_status,
+                decided_by,
+                time.time(),
+            ),
+        )
+        await self.db.commit()
+        return invocation_id
+
+    async def decide(
+        self, invocation_id: str, approval_status: str, decided_by: str, reason: str | None = None
+    ) -> bool:
+        """Record a decision on a pending request. False if it was already decided."""
+        status = "approved" if approval_status == "approved" else "rejected"
+        cursor = await self.db.execute(
+            "UPDATE invocations SET approval_status = ?, status = ?, decided_by = ?, reason = ? "
+            "WHERE id = ? AND approval_status = 'pending'",
+            (approval_status, status, decided_by, reason, invocation_id),
+        )
+        await self.db.commit()
+        return cursor.rowcount == 1
+
+    async def set_approval_ref(self, invocation_id: str, ref: dict[str, Any] | None) -> None:
+        await self.db.execute(
+            "UPDATE invocations SET approval_ref = ? WHERE id = ?",
+            (json.dumps(ref) if ref else None, invocation_id),
+        )
+        await self.db.commit()
+
+    async def started(self, invocation_id: str) -> None:
+        await self.db.execute(
+            "UPDATE invocations SET status = 'running', started_at = ? WHERE id = ?",
+            (time.time(), invocation_id),
+        )
+        await self.db.commit()
+
+    async def finished(
+        self, invocation_id: str, *, success: bool, output: str, cost_estimate: int
+    ) -> None:
+        await self.db.execute(
+            "UPDATE invocations SET status = ?, output = ?, error = ?, cost_estimate = ?, "
+            "completed_at = ? WHERE id = ?",
+            (
+                "completed" if success else "failed",
+                output[:OUTPUT_CAP],
+                None if success else output[:500],
+                cost_estimate,
+                time.time(),
+                invocation_id,
+            ),
+        )
+        await self.db.commit()
+
+    async def get(self, invocation_id: str) -> dict[str, Any] | None:
+        async with self.db.execute(
+            "SELECT * FROM invocations WHERE id = ?", (invocation_id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return dict(row) if row else None
+
+    async def decisions(self, invocation_ids: list[str]) -> list[dict[str, Any]]:
+        """Those of the given requests that were decided (by anyone, e.g. the CLI)."""
+        if not invocation_ids:
+            return []
+        marks = ",".join("?" * len(invocation_ids))
+        async with self.db.execute(
+            f"SELECT id, approval_status, decided_by, reason FROM invocations "
+            f"WHERE id IN ({marks}) AND approval_status != 'pending'",
+            invocation_ids,
+        ) as cursor:
+            return [dict(row) for row in await cursor.fetchall()]
+
+    async def listing(
+        self,
+        *,
+        status: str | None = None,
+        tool: str | None = None,
+        approval_status: str | None = None,
+        limit: int = 50,
+    ) -> list[dict[str, Any]]:
+        query, params = "SELECT * FROM invocations WHERE 1 = 1", []
+        for column, value in (
+            ("status", status),
+            ("tool", tool),
+            ("approval_status", approval_status),
+        ):
+            if value is not None:
+                query += f" AND {column} = ?"
+                params.append(value)
+        query += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        async with self.db.execute(query, [*params, limit]) as cursor:
+            return [dict(row) for row in await cursor.fetchall()]
+
+    # -- rules -----------------------------------------------------------------------
+
+    async def add_rule(self, effect: str, pattern: str, created_by: str) -> Rule:
+        await self.db.execute(
+            "INSERT OR IGNORE INTO rules (effect, pattern, created_by, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            (effect, pattern, created_by, time.time()),
+        )
+        await self.db.commit()
+        async with self.db.execute(
+            "SELECT * FROM rules WHERE effect = ? AND pattern = ?", (effect, pattern)
+        ) as cursor:
+            row = await cursor.fetchone()
+        assert row is not None
+        return Rule(**dict(row))
+
+    async def rules(self) -> list[Rule]:
+        async with self.db.execute("SELECT * FROM rules ORDER BY id") as cursor:
+            return [Rule(**dict(row)) for row in await cursor.fetchall()]
+
+    async def revoke_rule(self, rule_id: int) -> bool:
+        cursor = await self.db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
+        await self.db.commit()
+        return cursor.rowcount == 1

@@ -1,0 +1,41 @@
+"""Tools about tools: paging through a cut result, and loading deferred tool schemas."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from augure.tools.base import RunContext, ToolResult, tool
+from augure.tools.executor import OUTPUT_LIMIT, output_file
+
+
+@tool("read_output")
+async def read_output(
+    ctx: RunContext,
+    id: Annotated[str, Field(pattern=r"^[0-9a-f]{8}$", description="id from the cut marker")],
+    offset: Annotated[int, Field(ge=0)] = 0,
+    length: Annotated[int, Field(ge=1, le=OUTPUT_LIMIT)] = OUTPUT_LIMIT,
+) -> ToolResult:
+    """Read more of a tool result that was cut because it was too long."""
+    path = output_file(ctx.home / "outputs", id)
+    if not path.is_file():
+        return ToolResult.error(f"no saved output {id!r}")
+    text = path.read_text(encoding="utf-8")
+    piece = text[offset : offset + length]
+    end = offset + len(piece)
+    more = f" Read on with offset={end}." if end < len(text) else " That is the end."
+    return ToolResult.ok(f"{piece}\n\n[Characters {offset}–{end} of {len(text)}.{more}]")
+
+
+@tool("load_tools")
+async def load_tools(
+    ctx: RunContext,
+    names: Annotated[list[str], Field(min_length=1, description="tool names to load")],
+) -> ToolResult:
+    """Load tools listed under "More tools" so that they can be called."""
+    registry = ctx.registry
+    unknown = [n for n in names if registry is None or registry.get(n) is None]
+    if unknown:
+        return ToolResult.error(f"no such tools: {', '.join(unknown)}")
+    return ToolResult.ok(f"Loaded: {', '.join(names)}. You can call them now.")

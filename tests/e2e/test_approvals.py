@@ -1,0 +1,206 @@
+"""The approval gate through the real bot: buttons, timeouts, rules, restarts, forged presses."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from augure.store.audit import Audit
+from tests.e2e import tools as test_tools
+from tests.e2e.conftest import OWNER, STRANGER, Bot
+from tests.fakes.openai import FakeOpenAI, ToolCall, text, tool, tools
+from tests.fakes.telegram import FakeTelegram
+
+REJECTED = "Tool call rejected by user."
+TIMED_OUT = "Tool call rejected: approval timed out."
+
+
+@pytest.fixture
+async def bot(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Bot]:
+    test_tools.reset()
+    running = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_tools=test_tools.TEST_TOOLS)
+    running.extra_env = {"AUGURE__APPROVAL__TIMEOUT_SECONDS": "5"}
+    await running.start()
+    yield running
+    await running.stop()
+
+
+def audit(bot: Bot) -> Audit:
+    assert bot.core is not None
+    return bot.core.audit
+
+
+async def approval_message(bot: Bot, count: int = 1) -> dict[str, Any]:
+    """Wait for the count-th message carrying inline buttons; return it as stored now."""
+    calls = await bot.telegram.wait_for(
+        lambda c: c.method == "sendMessage" and "reply_markup" in c.params, count=count
+    )
+    message_id = calls[count - 1].response["result"]["message_id"]
+    (message,) = [m for m in bot.telegram.messages(OWNER) if m["message_id"] == message_id]
+    return message
+
+
+def buttons(message: dict[str, Any]) -> dict[str, str]:
+    rows = (message.get("reply_markup") or {}).get("inline_keyboard", [])
+    return {button["text"]: button["callback_data"] for row in rows for button in row}
+
+
+def tool_results(llm: FakeOpenAI, request: int = -1) -> list[str]:
+    return [m["content"] for m in llm.requests[request]["messages"] if m["role"] == "tool"]
+
+
+async def final_reply(bot: Bot, expected: str) -> None:
+    await bot.telegram.wait_for(
+        lambda c: c.method == "sendMessage" and c.params.get("text") == expected, timeout=10
+    )
+
+
+async def test_approve_runs_the_call_and_edits_the_request(bot: Bot) -> None:
+    bot.llm.script(tool("send_note", {"to": "alice", "text": "hi"}), text("Sent it."))
+    bot.telegram.inject_message(OWNER, "tell alice hi")
+    message = await approval_message(bot)
+    assert "send_note" in message["text"] and '"to": "alice"' in message["text"]
+    assert set(buttons(message)) == {"Approve", "Reject", "Always allow"}
+    assert test_tools.outbox(bot.home) == []  # nothing happens before the press
+
+    bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])
+    await final_reply(bot, "Sent it.")
+    assert test_tools.outbox(bot.home) == [{"to": "alice", "text": "hi"}]
+    assert tool_results(bot.llm) == ["Note sent to alice."]
+    (edited,) = [m for m in bot.telegram.messages(OWNER) if m["message_id"] == message["message_id"]]
+    assert "Approved" in edited["text"] and not edited.get("reply_markup")
+    (record,) = await audit(bot).listing(tool="send_note")
+    assert record["approval_status"] == "approved" and record["status"] == "completed"
+    assert record["decided_by"] == f"telegram:{OWNER}"
+
+
+async def test_reject_tells_the_model_exactly(bot: Bot) -> None:
+    bot.llm.script(tool("send_note", {"to": "bob", "text": "x"}), text("OK, not sent."))
+    bot.telegram.inject_message(OWNER, "tell bob x")
+    message = await approval_message(bot)
+    bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Reject"])
+    await final_reply(bot, "OK, not sent.")
+    assert tool_results(bot.llm) == [REJECTED]
+    assert test_tools.outbox(bot.home) == []
+    edited = bot.telegram.messages(OWNER)[0]
+    assert "Rejected" in edited["text"] and not edited.get("reply_markup")
+
+
+async def test_no_answer_times_out_as_a_rejection(bot: Bot) -> None:
+    await bot.stop()
+    bot.extra_env = {"AUGURE__APPROVAL__TIMEOUT_SECONDS": "1"}
+    await bot.start()
+    bot.llm.script(tool("launch", {"what": "rocket"}), text("Not launched."))
+    bot.telegram.inject_message(OWNER, "launch")
+    message = await approval_message(bot)
+    assert "Always allow" not in buttons(message)  # no narrow rule for this tool
+    await final_reply(bot, "Not launched.")
+    assert tool_results(bot.llm) == [TIMED_OUT]
+    assert test_tools.outbox(bot.home) == []
+    (record,) = await audit(bot).listing(tool="launch")
+    assert record["approval_status"] == "timed_out" and record["status"] == "rejected"
+    edited = bot.telegram.messages(OWNER)[0]
+    assert "no answer in time" in edited["text"] and not edited.get("reply_markup")
+
+
+async def test_forged_press_changes_nothing_and_a_double_press_runs_once(bot: Bot) -> None:
+    await bot.stop()
+    bot.extra_env = {"AUGURE_ALLOWED_USERS": str(OWNER)}
+    await bot.start()
+    bot.llm.script(tool("send_note", {"to": "carol", "text": "x"}), text("Done."))
+    bot.telegram.inject_message(OWNER, "tell carol")
+    message = await approval_message(bot)
+    approve = buttons(message)["Approve"]
+
+    bot.telegram.press_button(STRANGER, message["message_id"], approve, chat_id=OWNER)
+    await bot.telegram.wait_for("answerCallbackQuery")
+    assert bot.telegram.callback_answers[0].get("show_alert") in (True, "true")
+    assert test_tools.outbox(bot.home) == []
+    (record,) = await audit(bot).listing(tool="send_note")
+    assert record["approval_status"] == "pending"
+
+    bot.telegram.press_button(OWNER, message["message_id"], approve)
+    bot.telegram.press_button(OWNER, message["message_id"], approve)
+    await final_reply(bot, "Done.")
+    await bot.telegram.wait_for("answerCallbackQuery", count=3)
+    assert test_tools.outbox(bot.home) == [{"to": "carol", "text": "x"}]
+    answers = [a.get("text") for a in bot.telegram.callback_answers[1:]]
+    assert "Approved" in answers and "Already decided: approved." in answers
+
+
+async def test_always_allow_saves_a_narrow_rule(bot: Bot) -> None:
+    bot.llm.script(tool("send_note", {"to": "alice", "text": "1"}), text("one"))
+    bot.telegram.inject_message(OWNER, "first")
+    message = await approval_message(bot)
+    bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Always allow"])
+    await final_reply(bot, "one")
+    (rule,) = await audit(bot).rules()
+    assert (rule.effect, rule.pattern) == ("allow", "send_note:to=alice")
+
+    # The same target now runs without a question...
+    bot.llm.script(tool("send_note", {"to": "alice", "text": "2"}), text("two"))
+    bot.telegram.inject_message(OWNER, "second")
+    await final_reply(bot, "two")
+    assert len(test_tools.outbox(bot.home)) == 2
+    record = (await audit(bot).listing(tool="send_note"))[0]
+    assert record["decided_by"] == f"rule:{rule.id}"
+
+    # ...and a neighbour does not match it.
+    bot.llm.script(tool("send_note", {"to": "alice2", "text": "3"}), text("three"))
+    bot.telegram.inject_message(OWNER, "third")
+    neighbour = await approval_message(bot, count=2)
+    assert "alice2" in neighbour["text"]
+    bot.telegram.press_button(OWNER, neighbour["message_id"], buttons(neighbour)["Reject"])
+    await final_reply(bot, "three")
+    assert len(test_tools.outbox(bot.home)) == 2
+
+
+async def test_deny_beats_an_allow_rule(bot: Bot) -> None:
+    await audit(bot).add_rule("allow", "send_note:to=*", "test")
+    await audit(bot).add_rule("deny", "send_note:to=mallory", "test")
+    bot.llm.script(
+        tools(
+            ToolCall("send_note", {"to": "mallory", "text": "x"}),
+            ToolCall("send_note", {"to": "dave", "text": "y"}),
+        ),
+        text("Done what I could."),
+    )
+    bot.telegram.inject_message(OWNER, "send both")
+    await final_reply(bot, "Done what I could.")
+    denied, allowed = tool_results(bot.llm)
+    assert "rule 'send_note:to=mallory' denies it" in denied
+    assert allowed == "Note sent to dave."
+    assert test_tools.outbox(bot.home) == [{"to": "dave", "text": "y"}]
+    assert not any("reply_markup" in c.params for c in bot.telegram.sent("sendMessage"))
+
+
+async def test_long_arguments_are_attached_not_cut(bot: Bot) -> None:
+    note = "".join(f"paragraph {n}: " + "words " * 20 + "\n" for n in range(60))
+    bot.llm.script(tool("send_note", {"to": "erin", "text": note}), text("Sent the long one."))
+    bot.telegram.inject_message(OWNER, "send the long note")
+    (document,) = await bot.telegram.wait_for("sendDocument")
+    message = await approval_message(bot)
+    assert "are in the file above" in message["text"]
+    attached = [m for m in bot.telegram.messages(OWNER) if "document_bytes" in m]
+    assert note.strip() in attached[0]["document_bytes"].decode().replace("\\n", "\n")
+    bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])
+    await final_reply(bot, "Sent the long one.")
+    assert test_tools.outbox(bot.home)[0]["text"] == note
+
+
+async def test_approvals_command_lists_rules_and_revokes(bot: Bot) -> None:
+    rule = await audit(bot).add_rule("allow", "send_note:to=frank", "test")
+    bot.telegram.inject_message(OWNER, "/approvals")
+    (call,) = await bot.telegram.wait_for("sendMessage")
+    listing = bot.telegram.messages(OWNER)[0]
+    assert "send_note:to=frank" in listing["text"]
+    bot.telegram.press_button(OWNER, listing["message_id"], f"rv:{rule.id}")
+    await bot.telegram.wait_for("answerCallbackQuery")
+    assert bot.telegram.callback_answers[0]["text"] == "Rule revoked."
+    assert await audit(bot).rules() == []
+    assert call.status == 200
