@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import dataclasses
 import json
 import logging
 import signal
@@ -13,15 +13,12 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from augure import cli_audit
+from augure.cli_audit import UsageError
 from augure.config import Config, ConfigError, load_config
+from augure.store.audit import STATUSES
 
 log = logging.getLogger("augure")
-
-STOP_SECONDS = 8.0  # SPEC: stop within 10 s of SIGINT/SIGTERM
-
-
-class UsageError(Exception):
-    """A mistake in what the user typed or configured: printed as one line."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +45,28 @@ def _parser() -> argparse.ArgumentParser:
     run = tools_commands.add_parser("run", help="run one tool")
     run.add_argument("name")
     run.add_argument("--args", default="{}", help="the arguments as a JSON object")
+
+    invocations = commands.add_parser("invocations", help="recent tool calls, newest first")
+    invocations.add_argument("--status", help=f"only this status: {', '.join(STATUSES)}")
+    invocations.add_argument("--tool", help="only calls of this tool")
+    invocations.add_argument("--limit", default=str(cli_audit.DEFAULT_LIMIT), help="how many (20)")
+    invocations.add_argument("--json", action="store_true", help="one JSON array on stdout")
+    approvals = commands.add_parser("approvals", help="pending approval requests and rules")
+    approvals.add_argument("--json", action="store_true", help="one JSON array on stdout")
+    approve = commands.add_parser("approve", help="approve a pending request")
+    approve.add_argument("id")
+    reject = commands.add_parser("reject", help="reject a pending request")
+    reject.add_argument("id")
+    reject.add_argument("--reason", help="told to the assistant")
+
+    rules = commands.add_parser("rules", help="always-allow and deny rules (default: list)")
+    rules_commands = rules.add_subparsers(dest="action")
+    rules_commands.add_parser("list", help="list the rules")
+    revoke = rules_commands.add_parser("revoke", help="delete a rule")
+    revoke.add_argument("rule_id")
+    for effect in ("allow", "deny"):
+        rule = rules_commands.add_parser(effect, help=f"always {effect} calls matching PATTERN")
+        rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
     return parser
 
 
@@ -61,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         config = load_config(args.config)
+        _redact_logs(config)
         handler = HANDLERS[args.command]
         return asyncio.run(handler(config, args))
     except (ConfigError, UsageError) as exc:
@@ -71,35 +91,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(config: Config, args: argparse.Namespace) -> int:
-    from augure.app import Core
-    from augure.channels.telegram.bot import TelegramChannel
+    from augure.channels.telegram.bot import serve
 
-    token = config.telegram.token.get_secret_value() if config.telegram.token else ""
-    if not token:
-        raise UsageError("no Telegram token: set TELEGRAM_BOT_TOKEN (or telegram.token)")
-    if not config.telegram.allowed_users:
-        log.warning("AUGURE_ALLOWED_USERS is empty: the bot will answer nobody but with their id")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    core = await Core.open(config)
-    channel = TelegramChannel(core, token)
-    try:
-        try:
-            await channel.start()
-        except Exception as exc:
-            raise UsageError(
-                f"cannot start the Telegram bot ({type(exc).__name__}: {exc}); "
-                "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
-            ) from None
-        log.info("Augure is running; stop with Ctrl-C")
-        await stop.wait()
-        log.info("stopping")
-    finally:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(channel.stop(), STOP_SECONDS)
-        await core.close()
+    await serve(config, stop)
     return 0
 
 
@@ -162,11 +160,26 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
             raise UsageError(f"--args is not valid JSON: {exc.msg}") from None
         if not isinstance(arguments, dict):
             raise UsageError("--args must be a JSON object")
-        result = await registry.execute(args.name, arguments)
+        # The same gate as in chat: at a terminal the owner answers y/N; from a script there is
+        # no one to ask, so a call that needs approval is rejected.
+        if sys.stdin.isatty():
+            from augure.channels.console import ConsoleApprover
+
+            core.gate.approver = ConsoleApprover(core.gate, sys.stdin, sys.stderr)
+        ctx = dataclasses.replace(registry.context, origin="cli", chat_id=None)
+        result = await registry.execute(args.name, arguments, ctx)
         print(result.output)
         return 0 if result.success else 1
     finally:
         await core.close()
+
+
+def _redact_logs(config: Config) -> None:
+    from augure.secrets import RedactingFilter, Redactor
+
+    redacting = RedactingFilter(Redactor.from_config(config))
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(redacting)
 
 
 def describe_tool(description: str, tool: Any) -> dict[str, Any]:
@@ -185,6 +198,11 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "doctor": _doctor,
     "memory": _memory,
     "tools": _tools,
+    "invocations": cli_audit.invocations,
+    "approvals": cli_audit.approvals,
+    "approve": cli_audit.approve,
+    "reject": cli_audit.reject,
+    "rules": cli_audit.rules,
 }
 
 

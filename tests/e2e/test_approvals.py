@@ -72,7 +72,9 @@ async def test_approve_runs_the_call_and_edits_the_request(bot: Bot) -> None:
     await final_reply(bot, "Sent it.")
     assert test_tools.outbox(bot.home) == [{"to": "alice", "text": "hi"}]
     assert tool_results(bot.llm) == ["Note sent to alice."]
-    (edited,) = [m for m in bot.telegram.messages(OWNER) if m["message_id"] == message["message_id"]]
+    (edited,) = [
+        m for m in bot.telegram.messages(OWNER) if m["message_id"] == message["message_id"]
+    ]
     assert "Approved" in edited["text"] and not edited.get("reply_markup")
     (record,) = await audit(bot).listing(tool="send_note")
     assert record["approval_status"] == "approved" and record["status"] == "completed"
@@ -183,7 +185,7 @@ async def test_long_arguments_are_attached_not_cut(bot: Bot) -> None:
     note = "".join(f"paragraph {n}: " + "words " * 20 + "\n" for n in range(60))
     bot.llm.script(tool("send_note", {"to": "erin", "text": note}), text("Sent the long one."))
     bot.telegram.inject_message(OWNER, "send the long note")
-    (document,) = await bot.telegram.wait_for("sendDocument")
+    await bot.telegram.wait_for("sendDocument")
     message = await approval_message(bot)
     assert "are in the file above" in message["text"]
     attached = [m for m in bot.telegram.messages(OWNER) if "document_bytes" in m]

@@ -148,7 +148,7 @@ async def test_deferred_tools_are_listed_by_name_and_loaded_on_demand(bot: Bot) 
         text("Found it."),
     )
     await run_turn(bot, "search deeply", "Found it.")
-    first, second, third = bot.llm.requests
+    first, second, _ = bot.llm.requests
     assert "deep_search" not in {t["function"]["name"] for t in first["tools"]}
     assert "- deep_search: Search deeply." in first["messages"][0]["content"]
     assert "deep_search" in {t["function"]["name"] for t in second["tools"]}

@@ -50,7 +50,8 @@ async def fetch_page(ctx: RunContext, url: str) -> str:
 @tool("leak", egress=Egress.READ_ONLY)
 async def leak(ctx: RunContext) -> str:
     """Returns text containing configured secrets (as a buggy tool might)."""
-    return f"debug: key={os.environ.get('OPENAI_API_KEY')} token={os.environ.get('TELEGRAM_BOT_TOKEN')}"
+    key, token = os.environ.get("OPENAI_API_KEY"), os.environ.get("TELEGRAM_BOT_TOKEN")
+    return f"debug: key={key} token={token}"
 
 
 @tool("big", egress=Egress.READ_ONLY)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from telegram import BotCommand, Update
@@ -24,6 +26,8 @@ from augure import __version__
 from augure.app import Core
 from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
 from augure.channels.telegram.delivery import Delivery
+from augure.config import Config
+from augure.tools.base import Tool
 
 log = logging.getLogger(__name__)
 
@@ -181,3 +185,34 @@ class TelegramChannel:
                 )
             except Exception:
                 log.exception("could not report the error to the chat")
+
+
+STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM
+
+
+async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool] = ()) -> None:
+    """`augure run`: the bot until `stop` is set. Raises UsageError when it cannot start."""
+    from augure.cli_audit import UsageError
+
+    token = config.telegram.token.get_secret_value() if config.telegram.token else ""
+    if not token:
+        raise UsageError("no Telegram token: set TELEGRAM_BOT_TOKEN (or telegram.token)")
+    if not config.telegram.allowed_users:
+        log.warning("AUGURE_ALLOWED_USERS is empty: the bot will answer nobody but with their id")
+    core = await Core.open(config, extra_tools)
+    channel = TelegramChannel(core, token)
+    try:
+        try:
+            await channel.start()
+        except Exception as exc:
+            raise UsageError(
+                f"cannot start the Telegram bot ({type(exc).__name__}: {exc}); "
+                "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
+            ) from None
+        log.info("Augure is running; stop with Ctrl-C")
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(channel.stop(), STOP_SECONDS)
+        await core.close()
