@@ -1,6 +1,7 @@
 """Augure's figures, measured on a real `augure run` process behind the test fakes.
 
-Run: `python -m bench.run` from the repository root (after `pip install -e '.[dev]'`).
+Run: `python -m bench.run` from the repository root (after `pip install -e '.[dev]'`); it
+ends with `bench.schemas` (schema tokens with and without deferred tools).
 Prints: per-turn overhead (injected message → sendMessage, instant model), startup time to
 the first getUpdates, idle RSS, Bot API calls per simple turn, and the size of the first
 model request split into system prompt and tool schemas.
@@ -162,3 +163,6 @@ async def main() -> None:
 
 if __name__ == "__main__":
     asyncio.run(main())
+    from bench import schemas
+
+    schemas.main()

@@ -32,6 +32,8 @@ def bot_environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict
         # The SDK's own backoff (0.5 s, doubling) is what production uses; keep it, fewer tries.
         "AUGURE__LLM__MAX_RETRIES": "2",
         "AUGURE__LLM__REQUEST_TIMEOUT_SECONDS": "5",
+        # A test that forgets to press a button fails in seconds, not two minutes.
+        "AUGURE__APPROVAL__TIMEOUT_SECONDS": "5",
     }
 
 
@@ -86,10 +88,20 @@ class Bot:
 
 
 @pytest.fixture
+def extra_tools() -> list[Tool]:
+    """Tools added to the app; a test module overrides this fixture to add its own."""
+    return []
+
+
+@pytest.fixture
 async def bot(
-    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    extra_tools: list[Tool],
 ) -> AsyncIterator[Bot]:
-    running = Bot(tmp_path / "home", telegram, llm, monkeypatch)
+    running = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_tools=extra_tools)
     await running.start()
     yield running
     await running.stop()

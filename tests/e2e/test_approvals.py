@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from augure.store.audit import Audit
+from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, STRANGER, Bot
 from tests.fakes.openai import FakeOpenAI, ToolCall, text, tool, tools
-from tests.fakes.telegram import FakeTelegram
 
 REJECTED = "Tool call rejected by user."
 TIMED_OUT = "Tool call rejected: approval timed out."
 
 
 @pytest.fixture
-async def bot(
-    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Bot]:
+def extra_tools() -> list[Tool]:
     test_tools.reset()
-    running = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_tools=test_tools.TEST_TOOLS)
-    running.extra_env = {"AUGURE__APPROVAL__TIMEOUT_SECONDS": "5"}
-    await running.start()
-    yield running
-    await running.stop()
+    return test_tools.TEST_TOOLS
 
 
 def audit(bot: Bot) -> Audit:

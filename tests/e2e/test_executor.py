@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from augure.app import Core
 from augure.channels.console import chat
 from augure.config import load_config
 from augure.secrets import RedactingFilter
+from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.fakes.openai import FakeOpenAI, ToolCall, text, tool, tools
@@ -23,14 +23,9 @@ SECRET_KEY = "sk-test-secret-key"
 
 
 @pytest.fixture
-async def bot(
-    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Bot]:
+def extra_tools() -> list[Tool]:
     test_tools.reset()
-    running = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_tools=test_tools.TEST_TOOLS)
-    await running.start()
-    yield running
-    await running.stop()
+    return test_tools.TEST_TOOLS
 
 
 async def run_turn(bot: Bot, message: str, answer: str) -> None:
