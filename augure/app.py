@@ -12,6 +12,7 @@ from augure.agent.loop import Agent
 from augure.approval.gate import ApprovalGate
 from augure.config import Config
 from augure.memory.store import MemoryStore
+from augure.scheduler.service import Scheduler
 from augure.secrets import Redactor
 from augure.store.audit import Audit
 from augure.store.db import Store
@@ -21,12 +22,13 @@ from augure.tools.executor import Executor
 from augure.tools.memory_tools import memory_read, memory_write
 from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
+from augure.tools.schedule import schedule
 
 log = logging.getLogger(__name__)
 
 
 def builtin_tools() -> list[Tool]:
-    return [datetime_tool, memory_read, memory_write, read_output, load_tools]
+    return [datetime_tool, memory_read, memory_write, schedule, read_output, load_tools]
 
 
 def build_registry(config: Config, extra: Sequence[Tool] = ()) -> ToolRegistry:
@@ -49,6 +51,7 @@ class Core:
     llm: LLM
     agent: Agent
     redact: Redactor
+    scheduler: Scheduler
     started_at: float = field(default_factory=time.time)
 
     @classmethod
@@ -74,9 +77,27 @@ class Core:
             )
         llm = LLM(config.llm)
         agent = Agent(config, store, registry, executor, llm, memory, redact)
-        return cls(config, store, memory, registry, audit, gate, executor, llm, agent, redact)
+
+        async def run_job(conversation: str, prompt: str) -> str:
+            # Each run starts a fresh conversation: a job's output is delivered to the owner,
+            # never fed back as user input, and never piles up across runs.
+            await agent.new_conversation(conversation)
+            return (await agent.handle(conversation, prompt, origin="job")).text
+
+        scheduler = Scheduler(
+            store,
+            run_job,
+            default_zone=config.zone,
+            misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
+            owner_chat=config.owner_chat,
+        )
+        registry.context.scheduler = scheduler
+        return cls(
+            config, store, memory, registry, audit, gate, executor, llm, agent, redact, scheduler
+        )
 
     async def close(self) -> None:
+        await self.scheduler.stop()
         await self.gate.close()
         await self.llm.close()
         await self.store.close()

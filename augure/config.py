@@ -163,6 +163,17 @@ class Config(BaseSettings):
         return env_settings, init_settings
 
     @property
+    def zone(self) -> str:
+        """The agent's IANA time zone: configured, else the host's, else UTC."""
+        return self.agent.timezone or host_zone()
+
+    @property
+    def owner_chat(self) -> str | None:
+        """Where jobs and skills deliver when no chat is known: the first allowed user."""
+        users = self.telegram.allowed_users
+        return str(users[0]) if users else None
+
+    @property
     def memory_dir(self) -> Path:
         return self.memory.path or self.home / "memory"
 
@@ -193,6 +204,21 @@ PLAIN_VARIABLES: dict[str, tuple[str, str]] = {
     "OPENAI_BASE_URL": ("llm", "base_url"),
     "AUGURE_MODEL": ("llm", "model"),
 }
+
+
+def host_zone() -> str:
+    name = os.environ.get("TZ", "").lstrip(":")
+    if not name:
+        try:
+            target = os.readlink("/etc/localtime")
+        except OSError:
+            target = ""
+        name = target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else ""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "UTC"
+    return name
 
 
 def default_home(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:

@@ -46,7 +46,7 @@ def build_system_prompt(
     memory_text = memory.prompt_section(config.memory.max_prompt_tokens)
     if memory_text:
         parts.append("# Memory (your notes, from memory/)\n\n" + memory_text)
-    parts.append("# Now\n" + now_line(config.agent.timezone))
+    parts.append("# Now\n" + now_line(config.zone))
     return SystemPrompt("\n\n".join(parts), len(memory_text))
 
 

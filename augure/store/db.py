@@ -75,6 +75,36 @@ MIGRATIONS: list[str] = [
         UNIQUE (effect, pattern)
     );
     """,
+    """
+    CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        cron TEXT,
+        run_at TEXT,
+        timezone TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        next_run TEXT,
+        last_run TEXT,
+        last_outcome TEXT,
+        run_requested INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE job_runs (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        scheduled_for TEXT NOT NULL,
+        status TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        reply TEXT,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        UNIQUE (job_id, scheduled_for)
+    );
+    CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
 ]
 
 

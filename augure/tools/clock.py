@@ -19,7 +19,7 @@ async def datetime_tool(
     ] = None,
 ) -> ToolResult:
     """Get the current date and time, optionally in another time zone."""
-    name = timezone or ctx.config.agent.timezone
+    name = timezone or ctx.config.zone
     try:
         zone = ZoneInfo(name) if name else None
     except (ZoneInfoNotFoundError, ValueError):

@@ -73,6 +73,7 @@ class Bot:
         self.core = await Core.open(config, self.extra_tools)
         self.channel = TelegramChannel(self.core, self.telegram.token)
         await self.channel.start()
+        await self.core.scheduler.start()  # as `augure run` does
         return self
 
     async def stop(self) -> None:

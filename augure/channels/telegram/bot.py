@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Sequence
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from telegram import BotCommand, Update
 from telegram.ext import (
@@ -27,6 +28,7 @@ from augure.app import Core
 from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
 from augure.channels.telegram.delivery import Delivery
 from augure.config import Config
+from augure.scheduler.service import local
 from augure.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,9 @@ COMMANDS = {
     "new": "Start a fresh conversation",
     "status": "Model, uptime and state",
     "approvals": "Pending approvals and always-allow rules",
+    "jobs": "Scheduled jobs",
+    "pause": "Pause scheduled jobs",
+    "resume": "Resume scheduled jobs",
 }
 
 HELP = """I am your personal assistant. Write to me in plain language.
@@ -44,6 +49,7 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /new — start a fresh conversation (memory files are kept)
 /status — model, uptime and state
 /approvals — pending approvals and always-allow rules (with Revoke buttons)
+/jobs — scheduled jobs; /pause and /resume stop and restart them
 /help — this message
 
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
@@ -75,12 +81,16 @@ class TelegramChannel:
         app.add_handler(CommandHandler("new", self._new))
         app.add_handler(CommandHandler("status", self._status))
         app.add_handler(CommandHandler("approvals", self._approvals))
+        app.add_handler(CommandHandler("jobs", self._jobs))
+        app.add_handler(CommandHandler("pause", self._pause))
+        app.add_handler(CommandHandler("resume", self._resume))
         app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         app.add_handler(MessageHandler(filters.TEXT, self._text))
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
         core.gate.approver = TelegramApprover(core, self.delivery)
+        core.scheduler.notifier = self
 
     async def start(self) -> None:
         await self.application.initialize()
@@ -147,11 +157,19 @@ class TelegramChannel:
         uptime = int(time.time() - self.core.started_at)
         hours, rest = divmod(uptime, 3600)
         tools = self.core.registry.list()
+        scheduler = self.core.scheduler
+        zone = ZoneInfo(scheduler.zone)
+        jobs = await scheduler.jobs()
+        pending = await self.core.audit.listing(approval_status="pending")
         lines = [
             f"Augure {__version__}",
             f"Model: {self.core.llm.model}",
             f"Uptime: {hours}h {rest // 60}m {rest % 60}s",
             f"Tools: {len(tools)} ({', '.join(t.name for t in tools)})",
+            f"Pending approvals: {len(pending)}",
+            f"Scheduler: {'paused' if await scheduler.paused() else 'active'}, "
+            f"{len(jobs)} job(s)"
+            + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
         ]
         await self._say(update, "\n".join(lines))
 
@@ -161,6 +179,32 @@ class TelegramChannel:
 
     async def _button(self, update: Update, context: Context) -> None:
         await on_button(self.core, update, context)
+
+    async def notify(self, chat_id: str, text: str) -> None:
+        """Deliver outside a turn (scheduled jobs): to that chat, else to the owner."""
+        target = chat_id if chat_id.lstrip("-").isdigit() else self.core.config.owner_chat
+        if target is None:
+            raise LookupError("no chat to deliver to")
+        await self.delivery.send_markdown(int(target), text)
+
+    async def _jobs(self, update: Update, context: Context) -> None:
+        scheduler = self.core.scheduler
+        zone = ZoneInfo(scheduler.zone)
+        jobs = await scheduler.jobs()
+        state = "paused" if await scheduler.paused() else "active"
+        lines = [f"Scheduler: {state} ({scheduler.zone})"]
+        lines += [f"• {job.describe(zone)}" for job in jobs] or ["No scheduled jobs."]
+        await self._say(update, "\n".join(lines))
+
+    async def _pause(self, update: Update, context: Context) -> None:
+        await self.core.scheduler.set_paused(True)
+        await self._say(
+            update, "Scheduled jobs paused; chatting still works. /resume restarts them."
+        )
+
+    async def _resume(self, update: Update, context: Context) -> None:
+        await self.core.scheduler.set_paused(False)
+        await self._say(update, "Scheduled jobs resumed.")
 
     async def _say(self, update: Update, text: str) -> None:
         assert update.effective_chat is not None
@@ -209,6 +253,7 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
                 f"cannot start the Telegram bot ({type(exc).__name__}: {exc}); "
                 "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
             ) from None
+        await core.scheduler.start()
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()
         log.info("stopping")

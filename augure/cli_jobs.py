@@ -1,0 +1,90 @@
+"""`augure jobs list|add|remove|run`: scheduled jobs from the shell.
+
+Only the database is touched; a running bot notices changes within a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from zoneinfo import ZoneInfo
+
+from augure.cli_audit import UsageError
+from augure.config import Config
+from augure.scheduler.service import JobError, Scheduler
+from augure.store.db import Store
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    jobs = commands.add_parser("jobs", help="scheduled jobs (default: list)")
+    actions = jobs.add_subparsers(dest="action")
+    actions.add_parser("list", help="list the jobs with their next run")
+    add = actions.add_parser("add", help="add a job: --cron or --at, and --prompt")
+    when = add.add_mutually_exclusive_group(required=True)
+    when.add_argument("--cron", help='5 fields, e.g. "0 8 * * 1-5"')
+    when.add_argument("--at", dest="run_at", help="ISO 8601, e.g. 2026-12-24T18:00")
+    add.add_argument("--prompt", required=True, help="what the assistant does when it fires")
+    add.add_argument("--timezone", help="IANA zone (default: agent.timezone)")
+    add.add_argument("--id", dest="job_id", help="job id (lowercase words joined by hyphens)")
+    remove = actions.add_parser("remove", help="delete a job")
+    remove.add_argument("id")
+    run = actions.add_parser("run", help="run a job now, once (by the running bot)")
+    run.add_argument("id")
+
+
+@asynccontextmanager
+async def _scheduler(config: Config) -> AsyncIterator[Scheduler]:
+    store = await Store.open(config.db_path)
+
+    async def no_turns(conversation: str, prompt: str) -> str:
+        raise RuntimeError("jobs run in `augure run`, not in the CLI")
+
+    try:
+        yield Scheduler(
+            store,
+            no_turns,
+            default_zone=config.zone,
+            misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
+            owner_chat=config.owner_chat,
+        )
+    finally:
+        await store.close()
+
+
+async def jobs(config: Config, args: argparse.Namespace) -> int:
+    async with _scheduler(config) as scheduler:
+        action = args.action or "list"
+        if action == "list":
+            listed = await scheduler.jobs()
+            zone = ZoneInfo(scheduler.zone)
+            paused = " (paused: /resume in Telegram)" if await scheduler.paused() else ""
+            print(f"Scheduler zone {scheduler.zone}{paused}")
+            for job in listed:
+                print(job.describe(zone))
+            if not listed:
+                print("No scheduled jobs.")
+            return 0
+        if action == "add":
+            try:
+                job = await scheduler.create(
+                    prompt=args.prompt,
+                    chat_id=None,
+                    cron=args.cron,
+                    run_at=args.run_at,
+                    timezone=args.timezone,
+                    job_id=args.job_id,
+                )
+            except JobError as exc:
+                raise UsageError(str(exc)) from None
+            print(f"Added {job.describe(ZoneInfo(scheduler.zone))}")
+            return 0
+        if action == "remove":
+            if not await scheduler.delete(args.id):
+                raise UsageError(f"no job {args.id!r}; see `augure jobs list`")
+            print(f"Removed job {args.id}.")
+            return 0
+        if not await scheduler.request_run(args.id):
+            raise UsageError(f"no job {args.id!r}; see `augure jobs list`")
+        print(f"Job {args.id} will run now (in the running bot, within a second).")
+        return 0

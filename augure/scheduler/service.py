@@ -1,0 +1,430 @@
+"""Scheduled jobs that never run twice, never fire early and are never silently lost.
+
+Jobs live in SQLite: a 5-field cron or a one-shot instant (UTC) with the IANA zone beside it;
+APScheduler's CronTrigger computes fire times, so daylight-saving changes follow the zone.
+Each run is claimed in a ledger unique per (job, scheduled instant) before the turn starts,
+and its reply is stored before it is delivered:
+
+- a restart after the reply was stored delivers it (no second turn);
+- a restart during the turn marks the run interrupted and tells the owner (no second turn:
+  the turn may already have acted);
+- a run missed while the bot was down runs once at start if it is within
+  `scheduler.misfire_grace_seconds`, else it is recorded as missed and the owner is told;
+  a recurring job that missed several runs coalesces them into one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
+
+from apscheduler.triggers.cron import CronTrigger
+
+from augure.store.db import Store
+
+log = logging.getLogger(__name__)
+
+JOB_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+POLL_SECONDS = 1.0  # how soon changes made by the CLI are noticed
+TICK = timedelta(microseconds=1)  # "strictly after": triggers return times at or after `now`
+MAX_COALESCE_STEPS = 100_000
+REDELIVER_SECONDS = 60.0  # an undelivered reply is offered again this often
+PAUSED_KEY = "scheduler.paused"
+
+Clock = Callable[[], datetime]
+RunTurn = Callable[[str, str], Awaitable[str]]  # (conversation key, prompt) → reply text
+
+
+class Notifier(Protocol):
+    """Implemented by a channel: deliver a message to a chat outside any turn."""
+
+    async def notify(self, chat_id: str, text: str) -> None: ...
+
+
+class JobError(ValueError):
+    """A job that cannot be created as asked; the message is fit for the owner."""
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    cron: str | None
+    run_at: str | None
+    timezone: str
+    prompt: str
+    chat_id: str
+    next_run: str | None
+    last_run: str | None
+    last_outcome: str | None
+
+    def describe(self, zone: ZoneInfo) -> str:
+        when = f"cron `{self.cron}` ({self.timezone})" if self.cron else f"once ({self.timezone})"
+        next_run = local(self.next_run, zone) if self.next_run else "none"
+        last = f"{local(self.last_run, zone)} {self.last_outcome}" if self.last_run else "never"
+        return f"{self.id}: {when}; next {next_run}; last {last}; prompt: {self.prompt[:80]}"
+
+
+def local(instant: str, zone: ZoneInfo) -> str:
+    return datetime.fromisoformat(instant).astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def cron_trigger(expression: str, zone: str) -> CronTrigger:
+    if len(expression.split()) != 5:
+        raise JobError(f"cron must have 5 fields (minute hour day month weekday): {expression!r}")
+    try:
+        return CronTrigger.from_crontab(expression, timezone=ZoneInfo(zone))
+    except ValueError as exc:
+        raise JobError(f"invalid cron {expression!r}: {exc}") from None
+
+
+def parse_run_at(text: str, zone: str, now: datetime) -> datetime:
+    """ISO 8601; without an offset it is read in `zone`. Must be in the future."""
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        raise JobError(f"run_at {text!r} is not ISO 8601 (e.g. 2026-12-24T18:00)") from None
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=ZoneInfo(zone))
+    if instant <= now:
+        raise JobError(f"run_at {text} is in the past")
+    return instant.astimezone(UTC)
+
+
+def latest_fire(job: Job, first_due: datetime, now: datetime) -> datetime:
+    """The last fire time at or before `now`: missed runs of a recurring job coalesce to it."""
+    if not job.cron:
+        return first_due
+    trigger = cron_trigger(job.cron, job.timezone)
+    latest = first_due
+    for _ in range(MAX_COALESCE_STEPS):
+        following = trigger.get_next_fire_time(latest, latest + TICK)
+        if following is None or following > now:
+            break
+        latest = following
+    return latest.astimezone(UTC)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        store: Store,
+        run_turn: RunTurn,
+        *,
+        default_zone: str,
+        misfire_grace_seconds: int,
+        owner_chat: str | None,
+        clock: Clock = lambda: datetime.now(UTC),
+    ) -> None:
+        self.db = store.db
+        self.run_turn = run_turn
+        self.zone = default_zone
+        self.grace = timedelta(seconds=misfire_grace_seconds)
+        self.owner_chat = owner_chat
+        self.now = clock
+        self.notifier: Notifier | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._running: set[asyncio.Task[None]] = set()
+        self._in_flight: set[tuple[str, str]] = set()  # (job, instant) runs of this process
+        self._retry_at: dict[tuple[str, str], float] = {}  # undelivered replies: next attempt
+
+    # -- jobs ---------------------------------------------------------------------------
+
+    async def create(
+        self,
+        *,
+        prompt: str,
+        chat_id: str | None,
+        cron: str | None = None,
+        run_at: str | None = None,
+        timezone: str | None = None,
+        job_id: str | None = None,
+    ) -> Job:
+        if (cron is None) == (run_at is None):
+            raise JobError("give exactly one of cron (recurring) or run_at (once)")
+        if not prompt.strip():
+            raise JobError("a job needs a prompt: what should I do when it fires?")
+        zone = timezone or self.zone
+        try:
+            ZoneInfo(zone)
+        except (KeyError, ValueError):
+            raise JobError(f"unknown time zone {zone!r}; use an IANA name") from None
+        now = self.now()
+        if cron is not None:
+            first = cron_trigger(cron, zone).get_next_fire_time(None, now + TICK)
+            next_run = first.astimezone(UTC) if first else None
+        else:
+            assert run_at is not None
+            next_run = parse_run_at(run_at, zone, now)
+        job_id = job_id or f"job-{int(time.time() * 1000) % 10**8:x}"
+        if not JOB_ID.match(job_id) or len(job_id) > 64:
+            raise JobError("job id: lowercase letters and digits in words joined by hyphens")
+        target = chat_id or self.owner_chat
+        if target is None:
+            raise JobError("no chat to deliver to: set AUGURE_ALLOWED_USERS")
+        try:
+            await self.db.execute(
+                "INSERT INTO jobs (id, cron, run_at, timezone, prompt, chat_id, next_run, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    job_id,
+                    cron,
+                    next_run.isoformat() if run_at and next_run else None,
+                    zone,
+                    prompt,
+                    target,
+                    next_run.isoformat() if next_run else None,
+                    time.time(),
+                ),
+            )
+            await self.db.commit()
+        except Exception as exc:
+            if "UNIQUE" in str(exc):
+                raise JobError(f"a job with id {job_id!r} exists; delete it first") from None
+            raise
+        self._wake.set()
+        job = await self.get(job_id)
+        assert job is not None
+        return job
+
+    async def delete(self, job_id: str) -> bool:
+        cursor = await self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+        await self.db.commit()
+        return cursor.rowcount == 1
+
+    async def get(self, job_id: str) -> Job | None:
+        async with self.db.execute(
+            "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
+            "last_outcome FROM jobs WHERE id = ?",
+            (job_id,),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return Job(*row) if row else None
+
+    async def jobs(self) -> list[Job]:
+        async with self.db.execute(
+            "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
+            "last_outcome FROM jobs ORDER BY next_run IS NULL, next_run, id"
+        ) as cursor:
+            return [Job(*row) for row in await cursor.fetchall()]
+
+    async def request_run(self, job_id: str) -> bool:
+        """Run a job now, once, without changing its schedule (picked up by the loop)."""
+        cursor = await self.db.execute("UPDATE jobs SET run_requested = 1 WHERE id = ?", (job_id,))
+        await self.db.commit()
+        self._wake.set()
+        return cursor.rowcount == 1
+
+    async def paused(self) -> bool:
+        async with self.db.execute("SELECT value FROM settings WHERE key = ?", (PAUSED_KEY,)) as c:
+            row = await c.fetchone()
+        return bool(row and row[0] == "1")
+
+    async def set_paused(self, paused: bool) -> None:
+        await self.db.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (PAUSED_KEY, "1" if paused else "0"),
+        )
+        await self.db.commit()
+        self._wake.set()
+
+    # -- running ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.recover()
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("scheduler tick failed")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+
+    async def tick(self) -> list[asyncio.Task[None]]:
+        """Start every due run; returns their tasks (tests await them)."""
+        started: list[asyncio.Task[None]] = []
+        if await self.paused():
+            return started
+        now = self.now()
+        async with self.db.execute(
+            "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
+            "last_outcome, run_requested FROM jobs "
+            "WHERE run_requested = 1 OR (next_run IS NOT NULL AND next_run <= ?)",
+            (now.isoformat(),),
+        ) as cursor:
+            rows = list(await cursor.fetchall())
+        await self._redeliver()
+        for row in rows:
+            job, requested = Job(*row[:9]), bool(row[9])
+            if requested:
+                await self._clear_request(job.id)
+                started += await self._claim(job, now, now, manual=True)
+            if job.next_run and datetime.fromisoformat(job.next_run) <= now:
+                scheduled = latest_fire(job, datetime.fromisoformat(job.next_run), now)
+                started += await self._due(job, scheduled, now)
+        return started
+
+    async def _due(self, job: Job, scheduled: datetime, now: datetime) -> list[asyncio.Task[None]]:
+        await self._advance(job, now)
+        if now - scheduled > self.grace:
+            late = int((now - scheduled).total_seconds())
+            when = local(scheduled.isoformat(), ZoneInfo(job.timezone))
+            await self._record(job.id, scheduled, "missed", job.chat_id, finished=True)
+            await self._outcome(job.id, scheduled, "missed")
+            await self._tell(
+                job.chat_id,
+                f"Missed scheduled job {job.id} ({when}): I was not running, and it is "
+                f"{late} s late, past the grace of "
+                f"{int(self.grace.total_seconds())} s (scheduler.misfire_grace_seconds).",
+            )
+            if not job.cron:
+                await self.delete(job.id)
+            return []
+        return await self._claim(job, scheduled, now)
+
+    async def _advance(self, job: Job, now: datetime) -> None:
+        """Move the job past `now` (coalescing missed runs); a one-shot has no next run."""
+        next_run = None
+        if job.cron:
+            upcoming = cron_trigger(job.cron, job.timezone).get_next_fire_time(None, now + TICK)
+            next_run = upcoming.astimezone(UTC).isoformat() if upcoming else None
+        await self.db.execute("UPDATE jobs SET next_run = ? WHERE id = ?", (next_run, job.id))
+        await self.db.commit()
+
+    async def _claim(
+        self, job: Job, scheduled: datetime, now: datetime, manual: bool = False
+    ) -> list[asyncio.Task[None]]:
+        if not await self._record(job.id, scheduled, "running", job.chat_id):
+            return []  # this instant already ran (or is running): never twice
+        key = (job.id, scheduled.isoformat())
+        self._in_flight.add(key)
+        task = asyncio.create_task(self._run(job, scheduled, manual))
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+        task.add_done_callback(lambda _: self._in_flight.discard(key))
+        return [task]
+
+    async def _run(self, job: Job, scheduled: datetime, manual: bool) -> None:
+        try:
+            reply = await self.run_turn(f"job:{job.id}", job.prompt)
+        except Exception as exc:
+            log.exception("job %s failed", job.id)
+            reply = f"The job failed: {type(exc).__name__}: {exc}"
+        if manual or job.cron:
+            await self._outcome(job.id, scheduled, "ok")
+        await self.db.execute(
+            "UPDATE job_runs SET status = 'done', reply = ?, finished_at = ? "
+            "WHERE job_id = ? AND scheduled_for = ?",
+            (reply, time.time(), job.id, scheduled.isoformat()),
+        )
+        await self.db.commit()
+        if not manual and not job.cron:
+            await self.delete(job.id)  # a one-shot has run; its reply is safe in the ledger
+        await self._deliver(job.id, scheduled.isoformat(), job.chat_id, reply)
+
+    async def _deliver(self, job_id: str, scheduled: str, chat_id: str, reply: str) -> None:
+        if not await self._tell(chat_id, f"⏰ *{job_id}*\n\n{reply}"):
+            return  # stays 'done': retried on the next tick and after a restart
+        await self.db.execute(
+            "UPDATE job_runs SET status = 'delivered' WHERE job_id = ? AND scheduled_for = ?",
+            (job_id, scheduled),
+        )
+        await self.db.commit()
+
+    async def _redeliver(self) -> None:
+        async with self.db.execute(
+            "SELECT job_id, scheduled_for, chat_id, reply FROM job_runs WHERE status = 'done'"
+        ) as cursor:
+            rows = list(await cursor.fetchall())
+        for job_id, scheduled, chat_id, reply in rows:
+            key = (job_id, scheduled)
+            if key in self._in_flight or time.monotonic() < self._retry_at.get(key, 0.0):
+                continue
+            self._retry_at[key] = time.monotonic() + REDELIVER_SECONDS
+            await self._deliver(job_id, scheduled, chat_id, reply or "")
+
+    async def recover(self) -> None:
+        """After a restart: deliver stored replies; report turns cut off mid-way."""
+        async with self.db.execute(
+            "SELECT job_id, scheduled_for, status, chat_id, reply FROM job_runs "
+            "WHERE status IN ('running', 'done')"
+        ) as cursor:
+            rows = list(await cursor.fetchall())
+        for job_id, scheduled, status, chat_id, reply in rows:
+            if status == "done":
+                await self._deliver(job_id, scheduled, chat_id, reply or "")
+                continue
+            await self.db.execute(
+                "UPDATE job_runs SET status = 'interrupted' WHERE job_id = ? AND scheduled_for = ?",
+                (job_id, scheduled),
+            )
+            await self.db.commit()
+            await self._tell(
+                chat_id,
+                f"Scheduled job {job_id} was interrupted by a restart while it ran; it was "
+                "not run again, since it may already have acted.",
+            )
+        # One-shots whose run finished but were not removed before a restart.
+        await self.db.execute(
+            "DELETE FROM jobs WHERE cron IS NULL AND next_run IS NULL AND run_requested = 0"
+        )
+        await self.db.commit()
+
+    async def _record(
+        self, job_id: str, scheduled: datetime, status: str, chat_id: str, finished: bool = False
+    ) -> bool:
+        cursor = await self.db.execute(
+            "INSERT OR IGNORE INTO job_runs (job_id, scheduled_for, status, chat_id, started_at, "
+            "finished_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (job_id, scheduled.isoformat(), status, chat_id, time.time(),
+             time.time() if finished else None),
+        )  # fmt: skip
+        await self.db.commit()
+        return cursor.rowcount == 1
+
+    async def _outcome(self, job_id: str, scheduled: datetime, outcome: str) -> None:
+        await self.db.execute(
+            "UPDATE jobs SET last_run = ?, last_outcome = ? WHERE id = ?",
+            (scheduled.isoformat(), outcome, job_id),
+        )
+        await self.db.commit()
+
+    async def _clear_request(self, job_id: str) -> None:
+        await self.db.execute("UPDATE jobs SET run_requested = 0 WHERE id = ?", (job_id,))
+        await self.db.commit()
+
+    async def _tell(self, chat_id: str, text: str) -> bool:
+        if self.notifier is None:
+            log.warning("no channel to deliver to %s: %s", chat_id, text[:200])
+            return False
+        try:
+            await self.notifier.notify(chat_id, text)
+        except Exception:
+            log.exception("could not deliver to %s", chat_id)
+            return False
+        return True
+
+    def state(self) -> dict[str, Any]:
+        return {"running_jobs": len(self._running)}
