@@ -16,24 +16,42 @@ from augure.scheduler.service import Scheduler
 from augure.secrets import Redactor
 from augure.store.audit import Audit
 from augure.store.db import Store
+from augure.tools import browser as browser_module
 from augure.tools.base import RunContext, Tool
+from augure.tools.browser import browser
 from augure.tools.clock import datetime_tool
+from augure.tools.email import email_tool
 from augure.tools.executor import Executor
+from augure.tools.http import http_tool
 from augure.tools.memory_tools import memory_read, memory_write
 from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.schedule import schedule
+from augure.tools.web_search import web_search
 
 log = logging.getLogger(__name__)
 
 
 def builtin_tools() -> list[Tool]:
-    return [datetime_tool, memory_read, memory_write, schedule, read_output, load_tools]
+    return [
+        datetime_tool,
+        memory_read,
+        memory_write,
+        schedule,
+        web_search,
+        http_tool,
+        email_tool,
+        browser,
+        read_output,
+        load_tools,
+    ]
 
 
 def build_registry(config: Config, extra: Sequence[Tool] = ()) -> ToolRegistry:
     registry = ToolRegistry()
     for tool in [*builtin_tools(), *extra]:
+        if registry.get(tool.name) is tool:
+            continue  # the same tool named twice (a deployment listing a built-in)
         if enabled(tool.name, config):
             registry.register(tool)
     return registry
@@ -99,5 +117,6 @@ class Core:
     async def close(self) -> None:
         await self.scheduler.stop()
         await self.gate.close()
+        await browser_module.shutdown()
         await self.llm.close()
         await self.store.close()

@@ -44,6 +44,11 @@ class LLMConfig(_Section):
     request_timeout_seconds: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     coding: LLMOverrides = LLMOverrides()
+    # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
+    transcription_model: str | None = None
+    # For the cost estimate of /usage; 0 means unknown.
+    input_price_per_million: float = Field(default=0.0, ge=0)
+    output_price_per_million: float = Field(default=0.0, ge=0)
 
 
 class AgentConfig(_Section):
@@ -51,6 +56,9 @@ class AgentConfig(_Section):
     token_budget: int = Field(default=0, ge=0)
     timezone: str | None = None
     persona: str = ""
+    # History above this many tokens (estimated) is compacted: old tool results shortened,
+    # then older turns summarised by the model.
+    history_tokens: int = Field(default=12_000, ge=1_000)
 
     @field_validator("timezone")
     @classmethod

@@ -73,3 +73,94 @@ def prune(messages: list[dict[str, Any]], call_ids: set[str]) -> list[dict[str, 
             )
         kept.append(message)
     return kept
+
+
+# -- compaction ----------------------------------------------------------------------------
+
+SHORT_RESULT = 300  # characters an old tool result keeps
+SUMMARY_PROMPT = (
+    "Summarise the conversation below for your own later reference: the owner's requests, "
+    "decisions, facts learned, results of tool calls that matter, and anything left open. "
+    "Be concise and concrete; keep names, numbers, dates and ids."
+)
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    return (
+        sum(
+            len(json.dumps(m.get("content"))) + len(json.dumps(m.get("tool_calls")))
+            for m in messages
+        )
+        // 4
+    )
+
+
+def shorten_tool_results(messages: list[dict[str, Any]], keep_last: int) -> list[dict[str, Any]]:
+    """Old tool results are the cheapest thing to lose: keep their beginning only."""
+    cut = max(0, len(messages) - keep_last)
+    shortened = []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        old = index < cut and message["role"] == "tool"
+        if old and isinstance(content, str) and len(content) > SHORT_RESULT:
+            content = f"{content[:SHORT_RESULT]}… [shortened from {len(content)} characters]"
+            message = {**message, "content": content}
+        shortened.append(message)
+    return shortened
+
+
+def split_for_summary(
+    messages: list[dict[str, Any]], keep_tokens: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(older, recent): recent starts at an owner message, so no tool call is ever separated
+    from its result, and holds as many whole turns as fit in `keep_tokens`."""
+    starts = [i for i, m in enumerate(messages) if m["role"] == "user" and i > 0]
+    for start in starts:
+        if estimate_tokens(messages[start:]) <= keep_tokens:
+            return messages[:start], messages[start:]
+    last = starts[-1] if starts else len(messages)
+    return messages[:last], messages[last:]
+
+
+def transcript(messages: list[dict[str, Any]]) -> str:
+    lines = []
+    for message in messages:
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            calls = ", ".join(
+                f"{c['function']['name']}({c['function']['arguments']})"
+                for c in message["tool_calls"]
+            )
+            text = f"{text or ''} [called {calls}]".strip()
+        lines.append(f"{message['role']}: {text}")
+    return "\n".join(lines)
+
+
+# -- images ----------------------------------------------------------------------------------
+
+NO_VISION = "[The owner sent an image, but this model cannot see images.]"
+
+
+def has_images(messages: list[dict[str, Any]]) -> bool:
+    return any(
+        isinstance(m.get("content"), list)
+        and any(part.get("type") == "image_url" for part in m["content"])
+        for m in messages
+    )
+
+
+def text_only(content: Any, image_note: str = "[image]") -> Any:
+    if not isinstance(content, list):
+        return content
+    parts = [part.get("text", "") if part.get("type") == "text" else image_note for part in content]
+    return "\n".join(part for part in parts if part)
+
+
+def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {**m, "content": text_only(m.get("content"), NO_VISION)}
+        if isinstance(m.get("content"), list)
+        else m
+        for m in messages
+    ]

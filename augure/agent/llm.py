@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from augure.config import LLMConfig
 
@@ -12,8 +15,15 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 
+TextSink = Callable[[str], Awaitable[None]]
+
+
 class LLMError(Exception):
     """The endpoint failed after the SDK's retries; the message is fit for the owner."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -74,7 +84,10 @@ class LLM:
         tools: list[dict[str, Any]] | None = None,
         *,
         tool_choice: str | None = None,
+        on_text: TextSink | None = None,
     ) -> LLMResponse:
+        """One completion. With `on_text`, the answer is streamed and each text piece is
+        passed to it as it arrives; the returned response is the same either way."""
         import openai
         from openai.types.chat import ChatCompletion
 
@@ -86,6 +99,8 @@ class LLM:
         if self.config.max_tokens:
             request["max_tokens"] = self.config.max_tokens
         try:
+            if on_text is not None:
+                return await self._stream(request, on_text)
             # The SDK's lower-level `post` keeps its retries, timeouts and typed response, but
             # skips `create`'s TypedDict walk over every message, which costs ~0.1 ms per
             # history message per call and so grows with the conversation.
@@ -97,7 +112,11 @@ class LLM:
         except openai.APIConnectionError:
             raise LLMError("the model endpoint cannot be reached") from None
         except openai.APIStatusError as exc:
-            raise LLMError(f"the model endpoint answered {exc.status_code}") from None
+            raise LLMError(
+                f"the model endpoint answered {exc.status_code}", exc.status_code
+            ) from None
+        except httpx.HTTPError as exc:  # a stream cut off half-way
+            raise LLMError(f"the model's answer was cut off ({type(exc).__name__})") from None
         if not completion.choices:
             raise LLMError("the model returned no answer")
         message = completion.choices[0].message
@@ -113,6 +132,55 @@ class LLM:
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
         )
+
+    async def _stream(self, request: dict[str, Any], on_text: TextSink) -> LLMResponse:
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        stream = await self.client.post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            body=body,
+            stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
+        text: list[str] = []
+        calls: dict[int, ToolCallRequest] = {}
+        result = LLMResponse(content=None)
+        async for chunk in stream:
+            if chunk.usage:
+                result.prompt_tokens = chunk.usage.prompt_tokens
+                result.completion_tokens = chunk.usage.completion_tokens
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    text.append(delta.content)
+                    await on_text(delta.content)
+                for piece in delta.tool_calls or []:
+                    call = calls.setdefault(piece.index, ToolCallRequest("", "", ""))
+                    call.id = piece.id or call.id
+                    if piece.function is not None:
+                        call.name += piece.function.name or ""
+                        call.arguments += piece.function.arguments or ""
+        result.content = "".join(text) or None
+        result.tool_calls = [calls[index] for index in sorted(calls)]
+        for call in result.tool_calls:
+            call.arguments = call.arguments or "{}"
+        return result
+
+    async def transcribe(self, audio: bytes, filename: str) -> str:
+        import openai
+
+        if not self.config.transcription_model:
+            raise LLMError("voice notes need [llm] transcription_model (e.g. whisper-1)")
+        try:
+            result = await self.client.audio.transcriptions.create(
+                model=self.config.transcription_model, file=(filename, audio)
+            )
+        except openai.APIError as exc:
+            raise LLMError(f"transcription failed ({type(exc).__name__})") from None
+        return result.text
 
     async def list_models(self) -> list[str]:
         page = await self.client.models.list()

@@ -8,7 +8,7 @@ import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from augure.agent import history
 from augure.agent.context import build_system_prompt
@@ -25,6 +25,16 @@ from augure.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 
 Content = str | list[dict[str, Any]]
+
+
+class TurnStream(Protocol):
+    """A channel's view of a turn as it happens (streaming previews)."""
+
+    async def text(self, delta: str) -> None:
+        """A piece of the model's answer."""
+
+    async def restart(self) -> None:
+        """A new model call begins: text shown so far was a step, not the answer."""
 
 
 @dataclass
@@ -71,10 +81,17 @@ class Agent:
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._conversations: dict[str, history.Conversation] = {}
 
-    async def handle(self, chat_id: str, content: Content, *, origin: str = "chat") -> Reply:
+    async def handle(
+        self,
+        chat_id: str,
+        content: Content,
+        *,
+        origin: str = "chat",
+        stream: TurnStream | None = None,
+    ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently."""
         async with self._locks[chat_id]:
-            return await self._turn(chat_id, content, origin)
+            return await self._turn(chat_id, content, origin, stream)
 
     async def new_conversation(self, chat_id: str) -> None:
         async with self._locks[chat_id]:
@@ -92,9 +109,20 @@ class Agent:
         conversation.messages.extend(messages)
         await self.store.add_messages(conversation.id, list(messages))
 
-    async def _turn(self, chat_id: str, content: Content, origin: str) -> Reply:
+    async def _turn(
+        self, chat_id: str, content: Content, origin: str, stream: TurnStream | None
+    ) -> Reply:
         conversation = await self._conversation(chat_id)
-        await self._remember(conversation, {"role": "user", "content": self._clean(content)})
+        tally = _Tally()
+        await self._compact(conversation, tally)
+        # Images go to the model for this turn only; history keeps a text note, so a photo is
+        # not sent (and paid for) again on every later turn.
+        content = self._clean(content)
+        await self.store.add_messages(
+            conversation.id, [{"role": "user", "content": history.text_only(content)}]
+        )
+        conversation.messages.append({"role": "user", "content": content})
+        asked_at = len(conversation.messages) - 1
         system = build_system_prompt(
             self.config, self.memory, self.registry.hints(), self.registry.deferred()
         )
@@ -103,25 +131,41 @@ class Agent:
         ctx = dataclasses.replace(
             self.registry.context, chat_id=chat_id, origin=origin, turn_id=new_id()
         )
-        tally = _Tally()
         artifacts: list[Artifact] = []
         mistaken: set[str] = set()  # calls the model got wrong, pruned once it has seen them
         max_loops = self.config.agent.max_loops
         budget = self.config.agent.token_budget
 
         async def finish(text: str) -> Reply:
+            conversation.messages[asked_at] = {
+                "role": "user",
+                "content": history.text_only(conversation.messages[asked_at]["content"]),
+            }
             if mistaken:
                 conversation.messages = history.prune(conversation.messages, mistaken)
                 await self.store.replace_messages(conversation.id, conversation.messages)
-            usage = self._usage(tally, system.text, system.memory_chars, schemas, text)
+            usage = self._usage(
+                tally, system.text, system.memory_chars, schemas, text, conversation.messages
+            )
             if tally.calls:
                 await self.store.record_usage(chat_id, conversation.id, usage)
             return Reply(self.redact(text), artifacts, usage)
 
         async def ask(**options: Any) -> LLMResponse:
-            response = await self.llm.complete(
-                [system.as_message(), *conversation.messages], schemas, **options
-            )
+            if stream is not None:
+                if tally.calls:
+                    await stream.restart()
+                options["on_text"] = stream.text
+            messages = [system.as_message(), *conversation.messages]
+            try:
+                response = await self.llm.complete(messages, schemas, **options)
+            except LLMError as exc:
+                if exc.status != 400 or not history.has_images(conversation.messages):
+                    raise
+                # Most likely a model without vision: say so instead of failing the turn.
+                conversation.messages = history.without_images(conversation.messages)
+                messages = [system.as_message(), *conversation.messages]
+                response = await self.llm.complete(messages, schemas, **options)
             tally.add(response)
             return response
 
@@ -162,11 +206,43 @@ class Agent:
         await self._remember(conversation, {"role": "assistant", "content": response.content})
         return await finish(f"{response.content}\n\n{note}" if response.content else note)
 
+    async def _compact(self, conversation: history.Conversation, tally: _Tally) -> None:
+        """Keep the history under agent.history_tokens: shorten, then summarise old turns."""
+        limit = self.config.agent.history_tokens
+        messages = conversation.messages
+        if history.estimate_tokens(messages) <= limit:
+            return
+        messages = history.shorten_tool_results(messages, keep_last=8)
+        if history.estimate_tokens(messages) > limit:
+            older, recent = history.split_for_summary(messages, limit // 2)
+            if older:
+                try:
+                    summary = await self.llm.complete(
+                        [
+                            {"role": "system", "content": history.SUMMARY_PROMPT},
+                            {"role": "user", "content": history.transcript(older)},
+                        ]
+                    )
+                except LLMError as exc:
+                    log.warning("could not summarise the history: %s", exc)
+                else:
+                    tally.add(summary)
+                    note = f"Summary of the earlier conversation:\n{summary.content or ''}"
+                    messages = [{"role": "system", "content": note}, *recent]
+        conversation.messages = messages
+        await self.store.replace_messages(conversation.id, messages)
+
     def _clean(self, content: Content) -> Content:
         return self.redact(content) if isinstance(content, str) else self.redact.value(content)
 
     def _usage(
-        self, tally: _Tally, system: str, memory_chars: int, schemas: list[Any], output: str
+        self,
+        tally: _Tally,
+        system: str,
+        memory_chars: int,
+        schemas: list[Any],
+        output: str,
+        messages: list[dict[str, Any]],
     ) -> TurnUsage:
         schema_chars = len(json.dumps(schemas))
         return TurnUsage(
@@ -178,6 +254,7 @@ class Agent:
                 "system_prompt": (len(system) - memory_chars) // 4,
                 "memory": memory_chars // 4,
                 "tool_schemas": schema_chars // 4,
+                "history": history.estimate_tokens(messages),
                 "output": len(output) // 4,
             },
         )

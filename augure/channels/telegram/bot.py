@@ -24,9 +24,19 @@ from telegram.ext import (
 )
 
 from augure import __version__
+from augure.agent.llm import LLMError
+from augure.agent.loop import Content
 from augure.app import Core
 from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
 from augure.channels.telegram.delivery import Delivery
+from augure.channels.telegram.media import (
+    document_text,
+    photo_content,
+    send_artifacts,
+    voice_bytes,
+)
+from augure.channels.telegram.streaming import StreamingReply
+from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.scheduler.service import local
 from augure.tools.base import Tool
@@ -39,6 +49,8 @@ COMMANDS = {
     "new": "Start a fresh conversation",
     "status": "Model, uptime and state",
     "approvals": "Pending approvals and always-allow rules",
+    "usage": "Tokens and cost: last turn, today, total",
+    "memory": "Memory files and sizes",
     "jobs": "Scheduled jobs",
     "pause": "Pause scheduled jobs",
     "resume": "Resume scheduled jobs",
@@ -50,6 +62,9 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /status — model, uptime and state
 /approvals — pending approvals and always-allow rules (with Revoke buttons)
 /jobs — scheduled jobs; /pause and /resume stop and restart them
+/usage — tokens and estimated cost; /memory — memory files
+
+Send photos, documents and voice notes too.
 /help — this message
 
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
@@ -74,6 +89,7 @@ class TelegramChannel:
         )
         self.delivery = Delivery(self.application.bot)
         self.allowed = set(core.config.telegram.allowed_users)
+        self.streaming = core.config.telegram.streaming
         app = self.application
         app.add_handler(TypeHandler(Update, self._gate), group=-1)
         app.add_handler(CommandHandler("start", self._start))
@@ -85,8 +101,13 @@ class TelegramChannel:
         app.add_handler(CommandHandler("pause", self._pause))
         app.add_handler(CommandHandler("resume", self._resume))
         app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
+        app.add_handler(CommandHandler("usage", self._usage))
+        app.add_handler(CommandHandler("memory", self._memory))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         app.add_handler(MessageHandler(filters.TEXT, self._text))
+        app.add_handler(MessageHandler(filters.PHOTO, self._photo))
+        app.add_handler(MessageHandler(filters.Document.ALL, self._document))
+        app.add_handler(MessageHandler(filters.VOICE | filters.AUDIO, self._voice))
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
         core.gate.approver = TelegramApprover(core, self.delivery)
@@ -213,10 +234,48 @@ class TelegramChannel:
     async def _text(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None and message.text is not None
-        chat_id = message.chat_id
+        await self._converse(message.chat_id, message.text)
+
+    async def _photo(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None
+        await self._converse(message.chat_id, await photo_content(message, self.core.config.home))
+
+    async def _document(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None
+        await self._converse(message.chat_id, await document_text(message, self.core.config.home))
+
+    async def _voice(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None
+        try:
+            async with self.delivery.typing(message.chat_id):
+                heard = await self.core.llm.transcribe(*await voice_bytes(message))
+        except LLMError as exc:
+            await self.delivery.send_text(message.chat_id, f"I could not listen to that: {exc}.")
+            return
+        await self._converse(message.chat_id, f"[Voice note, transcribed]: {heard}")
+
+    async def _converse(self, chat_id: int, content: Content) -> None:
+        """One turn: typing while it works, the answer streamed or sent, then artifacts."""
+        stream = StreamingReply(self.delivery, chat_id) if self.streaming else None
         async with self.delivery.typing(chat_id):
-            reply = await self.core.agent.handle(str(chat_id), message.text)
-        await self.delivery.send_markdown(chat_id, reply.text)
+            reply = await self.core.agent.handle(str(chat_id), content, stream=stream)
+        if stream is not None:
+            await stream.finish(reply.text)
+        else:
+            await self.delivery.send_markdown(chat_id, reply.text)
+        await send_artifacts(self.delivery, chat_id, reply.artifacts)
+
+    async def _usage(self, update: Update, context: Context) -> None:
+        assert update.effective_chat is not None
+        await self._say(update, await usage_report(self.core, str(update.effective_chat.id)))
+
+    async def _memory(self, update: Update, context: Context) -> None:
+        files = self.core.memory.list()
+        lines = [f"{name} — {size} bytes" for name, size in files] or ["Memory is empty."]
+        await self._say(update, "Memory files:\n" + "\n".join(lines))
 
     async def _error(self, update: object, context: Context) -> None:
         log.error("error while handling an update", exc_info=context.error)

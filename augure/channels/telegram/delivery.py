@@ -16,7 +16,7 @@ from telegram import Bot, Message
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, RetryAfter
 
-from augure.channels.telegram.render import render_chunks
+from augure.channels.telegram.render import Chunk, render_chunks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -58,21 +58,32 @@ class Delivery:
 
     async def send_markdown(self, chat_id: int, markdown: str) -> list[Message]:
         """Send a reply: rendered to HTML, split to fit, plain text if the markup is refused."""
-        sent: list[Message] = []
-        for chunk in render_chunks(markdown):
+        return [await self.send_chunk(chat_id, chunk) for chunk in render_chunks(markdown)]
+
+    async def send_chunk(self, chat_id: int, chunk: Chunk) -> Message:
+        try:
+            return await self.call(
+                chat_id, partial(self.bot.send_message, chat_id, chunk.html, parse_mode="HTML")
+            )
+        except BadRequest as exc:
+            if "parse" not in str(exc).lower():
+                raise
+            log.warning("Telegram refused the markup (%s); sending plain text", exc)
+            return await self.call(chat_id, partial(self.bot.send_message, chat_id, chunk.plain))
+
+    async def edit_chunk(self, chat_id: int, message_id: int, chunk: Chunk) -> None:
+        """Replace a message's text (a streaming preview) with a formatted part."""
+        edit = partial(self.bot.edit_message_text, chat_id=chat_id, message_id=message_id)
+        try:
             try:
-                message = await self.call(
-                    chat_id, partial(self.bot.send_message, chat_id, chunk.html, parse_mode="HTML")
-                )
+                await self.call(chat_id, partial(edit, chunk.html, parse_mode="HTML"))
             except BadRequest as exc:
                 if "parse" not in str(exc).lower():
                     raise
-                log.warning("Telegram refused the markup (%s); sending plain text", exc)
-                message = await self.call(
-                    chat_id, partial(self.bot.send_message, chat_id, chunk.plain)
-                )
-            sent.append(message)
-        return sent
+                await self.call(chat_id, partial(edit, chunk.plain))
+        except BadRequest as exc:
+            if "not modified" not in str(exc).lower():  # already showing exactly this
+                raise
 
     async def send_text(self, chat_id: int, text: str) -> Message:
         return await self.call(chat_id, partial(self.bot.send_message, chat_id, text))

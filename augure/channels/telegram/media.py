@@ -1,0 +1,87 @@
+"""Photos, documents and voice notes in; images and files out."""
+
+from __future__ import annotations
+
+import base64
+import re
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from telegram import Message
+
+from augure.channels.telegram.delivery import Delivery
+from augure.tools.base import Artifact
+
+CAPTION_LIMIT = 1024
+SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def inbox_name(original: str | None, fallback: str) -> str:
+    """A file name that cannot leave the inbox: basename only, tame characters, unique."""
+    base = Path((original or fallback).replace("\\", "/")).name
+    cleaned = SAFE_NAME.sub("_", base).strip("._") or fallback
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{cleaned[:80]}"
+
+
+async def save_to_inbox(home: Path, data: bytes, name: str) -> Path:
+    inbox = home / "inbox"
+    inbox.mkdir(parents=True, exist_ok=True)
+    path = inbox / name
+    path.write_bytes(data)
+    return path
+
+
+async def photo_content(message: Message, home: Path) -> list[dict[str, Any]]:
+    """The model's content for a photo: the caption and the image itself."""
+    largest = message.photo[-1]
+    data = bytes(await (await largest.get_file()).download_as_bytearray())
+    saved = await save_to_inbox(home, data, inbox_name(None, f"photo-{largest.file_unique_id}.jpg"))
+    caption = message.caption or "The owner sent this photo."
+    encoded = base64.b64encode(data).decode()
+    return [
+        {"type": "text", "text": f"{caption}\n[photo saved as inbox/{saved.name}]"},
+        {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{encoded}"}},
+    ]
+
+
+async def document_text(message: Message, home: Path) -> str:
+    document = message.document
+    assert document is not None
+    data = bytes(await (await document.get_file()).download_as_bytearray())
+    saved = await save_to_inbox(home, data, inbox_name(document.file_name, "document"))
+    lines = [message.caption or "", ""] if message.caption else []
+    lines.append(
+        f"[The owner sent a document: {document.file_name or 'unnamed'} ({len(data)} bytes, "
+        f"{document.mime_type or 'unknown type'}), saved as inbox/{saved.name} in the "
+        "assistant's home folder.]"
+    )
+    return "\n".join(lines)
+
+
+async def voice_bytes(message: Message) -> tuple[bytes, str]:
+    voice = message.voice or message.audio
+    assert voice is not None
+    data = bytes(await (await voice.get_file()).download_as_bytearray())
+    return data, "voice.ogg" if message.voice else (
+        message.audio and message.audio.file_name
+    ) or "audio"
+
+
+async def send_artifacts(delivery: Delivery, chat_id: int, artifacts: list[Artifact]) -> None:
+    """Images as photos, everything else as documents, captions within Telegram's limit."""
+    bot = delivery.bot
+    for artifact in artifacts:
+        content = artifact.content
+        data = content if isinstance(content, bytes) else content.encode()
+        caption = artifact.name[:CAPTION_LIMIT]
+        if artifact.type == "image":
+            await delivery.call(chat_id, partial(bot.send_photo, chat_id, data, caption=caption))
+            continue
+        name = (
+            artifact.name
+            if artifact.type != "json" or artifact.name.endswith(".json")
+            else (f"{artifact.name}.json")
+        )
+        await delivery.call(chat_id, partial(bot.send_document, chat_id, data, filename=name))

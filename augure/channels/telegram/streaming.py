@@ -1,0 +1,118 @@
+"""A reply that grows in one message while the model writes it, then is finalised in place."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from functools import partial
+
+from augure.channels.telegram.delivery import Delivery
+from augure.channels.telegram.render import render_chunks, utf16_len
+
+log = logging.getLogger(__name__)
+
+EDIT_INTERVAL = 1.0  # seconds between edits of one preview: Telegram's flood limits
+PREVIEW_LIMIT = 4000  # UTF-16 units; the preview is plain text, so a little room is kept
+
+
+def preview_text(text: str) -> str:
+    if utf16_len(text) <= PREVIEW_LIMIT:
+        return text
+    cut = text[:PREVIEW_LIMIT]
+    while utf16_len(cut) > PREVIEW_LIMIT - 1:
+        cut = cut[: -max(1, (utf16_len(cut) - PREVIEW_LIMIT) // 2 + 1)]
+    return cut + "…"
+
+
+class StreamingReply:
+    """Implements the agent's TurnStream for one Telegram chat.
+
+    The first preview waits EDIT_INTERVAL, so a quick answer is one formatted message and
+    never a preview plus an edit. The preview is plain text (half-written Markdown does not
+    parse); `finish` replaces it with the formatted first part and sends the other parts.
+    """
+
+    def __init__(self, delivery: Delivery, chat_id: int) -> None:
+        self.delivery = delivery
+        self.chat_id = chat_id
+        self.buffer = ""
+        self.message_id: int | None = None
+        self.shown = ""
+        self._changed = asyncio.Event()
+        self._closing = False
+        self._next_show = time.monotonic() + EDIT_INTERVAL
+        self._task: asyncio.Task[None] | None = None
+
+    async def text(self, delta: str) -> None:
+        self.buffer += delta
+        self._changed.set()
+        if self._task is None:
+            self._task = asyncio.create_task(self._show_loop())
+
+    async def restart(self) -> None:
+        # A tool round follows: the next answer replaces what was shown.
+        self.buffer = ""
+
+    async def _show_loop(self) -> None:
+        while not self._closing:
+            await self._changed.wait()
+            self._changed.clear()
+            wait = self._next_show - time.monotonic()
+            if wait > 0:
+                # Woken early by finish(): the loop then ends without another request.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wait_closing(), wait)
+            if self._closing:
+                return
+            await self._show(preview_text(self.buffer))
+            self._next_show = time.monotonic() + EDIT_INTERVAL
+
+    async def _wait_closing(self) -> None:
+        while not self._closing:
+            await self._changed.wait()
+            self._changed.clear()
+
+    async def _show(self, text: str) -> None:
+        if not text.strip() or text == self.shown:
+            return
+        bot = self.delivery.bot
+        try:
+            if self.message_id is None:
+                message = await self.delivery.call(
+                    self.chat_id, partial(bot.send_message, self.chat_id, text)
+                )
+                self.message_id = message.message_id
+            else:
+                await self.delivery.call(
+                    self.chat_id,
+                    partial(
+                        bot.edit_message_text,
+                        text,
+                        chat_id=self.chat_id,
+                        message_id=self.message_id,
+                    ),
+                )
+            self.shown = text
+        except Exception as exc:  # a missed preview is harmless; the final answer is not
+            log.warning("streaming preview failed: %s", exc)
+
+    async def finish(self, markdown: str) -> None:
+        """Finalise: the preview becomes part one, formatted; the other parts follow."""
+        self._closing = True
+        self._changed.set()
+        if self._task is not None:
+            # Never cancelled mid-request: a cancelled send could leave a message we do not
+            # know about, and a second copy of the answer would follow.
+            await self._task
+        chunks = render_chunks(markdown)
+        if self.message_id is None:
+            for chunk in chunks:
+                await self.delivery.send_chunk(self.chat_id, chunk)
+            return
+        if not chunks:
+            return
+        await self.delivery.edit_chunk(self.chat_id, self.message_id, chunks[0])
+        for chunk in chunks[1:]:
+            await self.delivery.send_chunk(self.chat_id, chunk)

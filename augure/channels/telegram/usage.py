@@ -1,0 +1,55 @@
+"""/usage: where the tokens went — last turn by part, today, and in total."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from augure.app import Core
+from augure.config import LLMConfig
+
+PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")
+
+
+def cost(llm: LLMConfig, prompt: int, completion: int) -> str:
+    if not llm.input_price_per_million and not llm.output_price_per_million:
+        return "cost unknown (set [llm] input_price_per_million and output_price_per_million)"
+    dollars = prompt * llm.input_price_per_million + completion * llm.output_price_per_million
+    return f"≈ ${dollars / 1_000_000:.4f}"
+
+
+def period(label: str, totals: dict[str, int], llm: LLMConfig) -> str:
+    prompt, completion = totals["prompt_tokens"], totals["completion_tokens"]
+    return (
+        f"{label}: {prompt} in + {completion} out in {totals['turns']} turn(s), "
+        f"{cost(llm, prompt, completion)}"
+    )
+
+
+async def usage_report(core: Core, chat_id: str) -> str:
+    db = core.store.db
+    async with db.execute(
+        "SELECT model, prompt_tokens, completion_tokens, llm_calls, breakdown FROM usage "
+        "WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
+        (chat_id,),
+    ) as cursor:
+        last = await cursor.fetchone()
+    if last is None:
+        return "No usage recorded yet."
+    zone = ZoneInfo(core.config.zone)
+    midnight = datetime.now(zone).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = await core.store.usage_totals(since=midnight.timestamp())
+    total = await core.store.usage_totals()
+    llm = core.config.llm
+    breakdown = json.loads(last["breakdown"] or "{}")
+    shares = ", ".join(f"{part.replace('_', ' ')} ~{breakdown.get(part, 0)}" for part in PARTS)
+    lines = [
+        f"Last turn ({last['model']}, {last['llm_calls']} model call(s)): "
+        f"{last['prompt_tokens']} in + {last['completion_tokens']} out tokens, "
+        f"{cost(llm, last['prompt_tokens'], last['completion_tokens'])}",
+        f"  estimated split: {shares}",
+        period("Today", today, llm),
+        period("Total", total, llm),
+    ]
+    return "\n".join(lines)

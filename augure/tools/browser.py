@@ -1,0 +1,380 @@
+"""`browser`: a real Chromium the model drives through an accessibility snapshot with refs.
+
+Egress is `read_only` for every action, clicks and typing included: a browsing session is
+many small steps, and asking the owner at each one would make the tool unusable. The price
+is that the model can submit a web form without asking; an owner who does not accept that
+disables the tool (`[tools] disabled = ["browser"]`) or denies hosts with rules on the
+`browser:open:<host><path>` target. What the browser can reach is fenced by the SSRF guard
+(see browser_proxy.py), which is not a judgment call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+# Only the error classes at import time: the full Playwright API costs ~60 ms of start-up and
+# memory that a bot which never browses should not pay.
+from playwright._impl._errors import Error as PlaywrightError
+from playwright._impl._errors import TimeoutError as PlaywrightTimeout
+from pydantic import Field, ValidationError
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
+
+from augure.config import Config
+from augure.tools.base import Artifact, Egress, RunContext, ToolResult, describe, tool
+from augure.tools.browser_proxy import BLOCKED_HEADER
+from augure.tools.browser_session import (
+    FLAGS,
+    BrowserError,
+    BrowserPool,
+    BrowserSettings,
+    Session,
+    find_executable,
+)
+
+Action = Literal[
+    "open", "navigate", "snapshot", "click", "type", "press", "extract", "screenshot", "close"
+]
+SNAPSHOT_LIMIT = 10_000
+EXTRACT_LIMIT = 20_000
+# Refs are what aria_snapshot(mode="ai") prints (e12, f1e3 inside frames); anything else
+# could smuggle selector syntax (">>") into the aria-ref engine.
+REF = re.compile(r"^[a-z0-9]{1,16}$")
+NOT_CONFIGURED = (
+    "install Chromium (apt-get install chromium) or set [tools.browser] executable_path"
+)
+
+
+@dataclass(frozen=True)
+class Call:
+    action: str
+    session: str
+    url: str | None = None
+    ref: str | None = None
+    selector: str | None = None
+    text: str | None = None
+    key: str | None = None
+
+
+def settings_of(config: Config) -> BrowserSettings:
+    return BrowserSettings.model_validate(config.tools.section("browser"))
+
+
+def allow_private(config: Config) -> bool:
+    value = config.tools.section("http").get("allow_private_networks", False)
+    # From AUGURE__TOOLS__HTTP__ALLOW_PRIVATE_NETWORKS the value arrives as a string.
+    return (
+        value.strip().lower() in ("1", "true", "yes", "on")
+        if isinstance(value, str)
+        else bool(value)
+    )
+
+
+def check(config: Config) -> str | None:
+    try:
+        settings = settings_of(config)
+    except ValidationError as exc:
+        return f"fix [tools.browser]: {describe(exc)}"
+    return None if find_executable(settings) else NOT_CONFIGURED
+
+
+_shared: BrowserPool | None = None
+
+
+async def shared_pool(config: Config) -> BrowserPool:
+    """The app's one pool; rebuilt when the settings change."""
+    global _shared
+    settings = settings_of(config)
+    executable = find_executable(settings)
+    if executable is None:
+        raise BrowserError(f"the browser is not configured: {NOT_CONFIGURED}")
+    wanted = (executable, settings.headless, allow_private(config))
+    loop = asyncio.get_running_loop()
+    if _shared is not None:
+        current = (_shared.executable, _shared.headless, _shared.allow_private)
+        if _shared.loop not in (None, loop):
+            _shared = None  # its loop is gone (a new asyncio.run); nothing left to close
+        elif current != wanted:
+            await _shared.close()
+            _shared = None
+    if _shared is None:
+        _shared = BrowserPool(executable, headless=settings.headless, allow_private=wanted[2])
+    return _shared
+
+
+async def shutdown() -> None:
+    """Close the shared browser; the app calls this when it stops."""
+    global _shared
+    pool, _shared = _shared, None
+    if pool is not None and pool.loop in (None, asyncio.get_running_loop()):
+        await pool.close()
+
+
+async def probe(config: Config) -> str:
+    """For `augure doctor`: launch Chromium once and say which; raises BrowserError."""
+    problem = check(config)
+    if problem:
+        raise BrowserError(problem)
+    settings = settings_of(config)
+    executable = find_executable(settings) or ""
+    started = time.perf_counter()
+    try:
+        from playwright.async_api import async_playwright
+
+        async with async_playwright() as playwright:
+            launched = await playwright.chromium.launch(
+                executable_path=executable, headless=settings.headless, args=FLAGS
+            )
+            version = launched.version
+            await launched.close()
+    except PlaywrightError as exc:
+        raise BrowserError(f"Chromium at {executable} does not start: {_first_line(exc)}") from None
+    return f"Chromium {version} at {executable} (started in {time.perf_counter() - started:.1f} s)"
+
+
+def _target(params: Any) -> str:
+    if params.action in ("open", "navigate") and params.url:
+        parts = urlsplit(params.url)
+        return f"browser:{params.action}:{parts.hostname or ''}{parts.path or '/'}"
+    return f"browser:{params.action}"
+
+
+@tool(
+    "browser",
+    egress=Egress.READ_ONLY,
+    check=check,
+    target=_target,
+    untrusted=True,
+    deferred=True,
+    safe=False,  # one page, one action at a time
+    timeout=90.0,
+)
+async def browser(
+    ctx: RunContext,
+    action: Annotated[
+        Action,
+        Field(
+            description="open: start a session at url; navigate: go to url in a session; "
+            "snapshot: the page as an accessibility tree with [ref=eN] ids; click, type "
+            "(text), press (key, e.g. Enter): on a ref or selector; extract: readable "
+            "text of the page or an element; screenshot: PNG of the page or an element; "
+            "close: end the session"
+        ),
+    ],
+    session: Annotated[
+        str, Field(description="session name; each has its own page and cookies", max_length=64)
+    ] = "default",
+    url: Annotated[str | None, Field(description="http(s) URL, for open and navigate")] = None,
+    ref: Annotated[str | None, Field(description="element ref from the last snapshot")] = None,
+    selector: Annotated[str | None, Field(description="CSS selector, when no ref fits")] = None,
+    text: Annotated[str | None, Field(description="text to type (replaces the field)")] = None,
+    key: Annotated[str | None, Field(description="key to press, e.g. Enter, Tab")] = None,
+) -> ToolResult:
+    """Use a real web browser (Chromium) for pages that need JavaScript, forms or clicks:
+    open a page, read it as a snapshot with element refs, click, type, press keys, extract
+    text, take screenshots."""
+    try:
+        pool = await shared_pool(ctx.config)
+    except BrowserError as exc:
+        return ToolResult.error(str(exc))
+    except ValidationError as exc:
+        return ToolResult.error(f"fix [tools.browser]: {describe(exc)}")
+    return await act(pool, Call(action, session, url, ref, selector, text, key))
+
+
+async def act(pool: BrowserPool, call: Call) -> ToolResult:
+    """Run one action; every failure comes back as an error result."""
+    try:
+        return await ACTIONS[call.action](pool, call)
+    except BrowserError as exc:
+        return ToolResult.error(str(exc))
+    except PlaywrightTimeout as exc:
+        return ToolResult.error(f"{call.action} timed out: {_first_line(exc)}")
+    except PlaywrightError as exc:
+        return ToolResult.error(f"{call.action} failed: {_first_line(exc)}")
+
+
+async def _open(pool: BrowserPool, call: Call) -> ToolResult:
+    return await _go(pool, call, create=True)
+
+
+async def _navigate(pool: BrowserPool, call: Call) -> ToolResult:
+    return await _go(pool, call, create=False)
+
+
+async def _go(pool: BrowserPool, call: Call, *, create: bool) -> ToolResult:
+    if not call.url:
+        raise BrowserError(f"{call.action} needs a url")
+    await pool.guard(call.url)
+    found = await pool.session(call.session, create=create)
+    mark = pool.refusals()
+    try:
+        response = await found.page.goto(call.url, wait_until="domcontentloaded")
+    except PlaywrightError as exc:
+        refused = pool.refused_since(mark)
+        if refused:  # a redirect, or the connection itself, went somewhere forbidden
+            raise BrowserError(f"refused to open {call.url}: {refused[-1]}") from None
+        raise BrowserError(f"cannot open {call.url}: {_first_line(exc)}") from None
+    if response is not None and response.headers.get(BLOCKED_HEADER.lower()):
+        refused = pool.refused_since(mark)
+        reason = refused[-1] if refused else "a redirect led to a private address"
+        await found.page.goto("about:blank")
+        raise BrowserError(f"refused to open {call.url}: {reason}")
+    status = f" (HTTP {response.status})" if response is not None else ""
+    head = f"Opened {found.page.url}{status} in session {call.session!r}."
+    return ToolResult.ok(f"{head}{_refusal_note(pool, mark)}\n\n{await _snapshot(found.page)}")
+
+
+async def _snapshot_action(pool: BrowserPool, call: Call) -> ToolResult:
+    found = await pool.session(call.session, create=False)
+    return ToolResult.ok(await _snapshot(found.page))
+
+
+async def _click(pool: BrowserPool, call: Call) -> ToolResult:
+    found = await pool.session(call.session, create=False)
+    element, what = await _element(found.page, call)
+    mark = pool.refusals()
+    opens_tab = await element.evaluate(
+        "e => { const a = e.closest('a[href]'); return !!a && !!a.target && a.target !== '_self' }"
+    )
+    if opens_tab:
+        # The new tab arrives after click() returns; wait for it so the session follows it.
+        previous = found.page
+        async with found.context.expect_page() as tab:
+            await element.click()
+        found.page = await tab.value
+        await previous.close()  # one page per session: the tab replaces it
+    else:
+        await element.click()
+    return ToolResult.ok(f"Clicked {what}. {await _where(found, pool, mark)}")
+
+
+async def _type(pool: BrowserPool, call: Call) -> ToolResult:
+    if call.text is None:
+        raise BrowserError("type needs text")
+    found = await pool.session(call.session, create=False)
+    element, what = await _element(found.page, call)
+    await element.fill(call.text)
+    return ToolResult.ok(f"Typed {len(call.text)} characters into {what}.")
+
+
+async def _press(pool: BrowserPool, call: Call) -> ToolResult:
+    if not call.key:
+        raise BrowserError("press needs a key, e.g. Enter")
+    found = await pool.session(call.session, create=False)
+    mark = pool.refusals()
+    if call.ref or call.selector:
+        element, what = await _element(found.page, call)
+        await element.press(call.key)
+        done = f"Pressed {call.key} on {what}."
+    else:
+        await found.page.keyboard.press(call.key)
+        done = f"Pressed {call.key}."
+    return ToolResult.ok(f"{done} {await _where(found, pool, mark)}")
+
+
+async def _extract(pool: BrowserPool, call: Call) -> ToolResult:
+    found = await pool.session(call.session, create=False)
+    if call.ref or call.selector:
+        element, _ = await _element(found.page, call)
+        raw = await element.inner_text()
+    else:
+        raw = await found.page.locator("body").inner_text()
+    text = re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", raw)).strip()
+    if len(text) > EXTRACT_LIMIT:
+        text = f"{text[:EXTRACT_LIMIT]}\n[text cut at {EXTRACT_LIMIT} of {len(text)} characters]"
+    title = await found.page.title()
+    return ToolResult.ok(f"Page: {title}\nURL: {found.page.url}\n\n{text}")
+
+
+async def _screenshot(pool: BrowserPool, call: Call) -> ToolResult:
+    found = await pool.session(call.session, create=False)
+    if call.ref or call.selector:
+        element, what = await _element(found.page, call)
+        png = await element.screenshot(type="png")
+    else:
+        png, what = await found.page.screenshot(type="png"), "the page"
+    return ToolResult.ok(
+        f"Screenshot of {what} at {found.page.url} attached as screenshot.png "
+        f"({len(png)} bytes, PNG).",
+        [Artifact(type="image", name="screenshot.png", content=png)],
+    )
+
+
+async def _close(pool: BrowserPool, call: Call) -> ToolResult:
+    if await pool.close_session(call.session):
+        return ToolResult.ok(f"Closed browser session {call.session!r}.")
+    raise BrowserError(f"no open browser session {call.session!r}")
+
+
+ACTIONS: dict[str, Callable[[BrowserPool, Call], Awaitable[ToolResult]]] = {
+    "open": _open,
+    "navigate": _navigate,
+    "snapshot": _snapshot_action,
+    "click": _click,
+    "type": _type,
+    "press": _press,
+    "extract": _extract,
+    "screenshot": _screenshot,
+    "close": _close,
+}
+
+
+async def _element(page: Page, call: Call) -> tuple[Locator, str]:
+    if call.ref:
+        ref = call.ref.strip().removeprefix("ref=")
+        if not REF.match(ref):
+            raise BrowserError(f"ref {call.ref!r} is not a ref from snapshot (like e12)")
+        element, what = page.locator(f"aria-ref={ref}"), f"ref {ref}"
+    elif call.selector:
+        element, what = page.locator(call.selector), f"selector {call.selector!r}"
+    else:
+        raise BrowserError(f"{call.action} needs a ref (from snapshot) or a selector")
+    try:
+        count = await element.count()
+    except PlaywrightError as exc:
+        raise BrowserError(f"bad {what}: {_first_line(exc)}") from None
+    if count == 0:
+        raise BrowserError(
+            f"no element with {what} on the page; refs change when the page does, "
+            "so take a new snapshot"
+        )
+    return element.first, what
+
+
+async def _snapshot(page: Page) -> str:
+    tree = await page.aria_snapshot(mode="ai")
+    # Every link carries it; it tells the model nothing the role does not.
+    tree = tree.replace(" [cursor=pointer]", "")
+    if len(tree) > SNAPSHOT_LIMIT:
+        tree = (
+            f"{tree[:SNAPSHOT_LIMIT]}\n[snapshot cut at {SNAPSHOT_LIMIT} of {len(tree)} "
+            "characters; use extract for the text, or act on the refs shown]"
+        )
+    return f"Page: {await page.title()}\nURL: {page.url}\n\n{tree}"
+
+
+async def _where(found: Session, pool: BrowserPool, mark: int) -> str:
+    # A click or Enter may start a navigation; wait for it so the next snapshot is fresh.
+    with contextlib.suppress(PlaywrightTimeout):
+        await found.page.wait_for_load_state("domcontentloaded", timeout=5_000)
+    return f"Now at {found.page.url} ({await found.page.title()}).{_refusal_note(pool, mark)}"
+
+
+def _refusal_note(pool: BrowserPool, mark: int) -> str:
+    refused = pool.refused_since(mark)
+    if not refused:
+        return ""
+    return f" {len(refused)} request(s) to forbidden addresses were blocked ({refused[-1]})."
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,412 @@
+"""`http`: one request to an outside API, with owner-defined presets for base URLs and secrets.
+
+Every hop of a request passes the SSRF guard (redirects are followed here, never by httpx),
+secret preset headers go only to the preset's own origin, and only GET follows redirects, so
+an approved write can never be moved to another URL by the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+from urllib.parse import urljoin
+
+import httpx
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+
+from augure.approval.rules import escape
+from augure.netguard import BlockedURL, check_url
+from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+
+if TYPE_CHECKING:
+    from augure.config import Config
+
+Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+Guard = Callable[[str], Awaitable[str]]
+
+MAX_REDIRECTS = 5
+SHOWN_HEADERS = ("content-type", "location", "retry-after")
+HANDLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Credentials the model may have set itself; dropped with the preset's when a hop leaves
+# the origin they were meant for, as a browser would.
+CREDENTIAL_HEADERS = {"authorization", "cookie", "proxy-authorization"}
+TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "csv")
+
+
+class Preset(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    headers: dict[str, str] = {}
+
+    @field_validator("base_url")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        url = httpx.URL(value)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"must be an absolute http(s) URL, not {value!r}")
+        return value
+
+
+class HttpSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_seconds: float = Field(default=30.0, gt=0, le=300)
+    max_response_bytes: int = Field(default=200_000, gt=0)
+    allow_private_networks: bool = False
+    presets: dict[str, Preset] = {}
+
+
+class RequestError(Exception):
+    """A request that cannot be made; the message is fit for the model."""
+
+
+def load_settings(config: Config) -> HttpSettings:
+    """The `[tools.http]` table, validated; RequestError naming the key when it is wrong."""
+    try:
+        return HttpSettings.model_validate(config.tools.section("http"))
+    except ValidationError as exc:
+        raise RequestError(f"fix [tools.http]: {describe(exc)}") from None
+
+
+def check_config(config: Config) -> str | None:
+    try:
+        load_settings(config)
+    except RequestError as exc:
+        return str(exc)
+    return None
+
+
+# -- canonical targets ------------------------------------------------------------------
+
+
+def _host(url: httpx.URL) -> str:
+    host = url.host.lower()
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return f"{host}:{url.port}" if url.port is not None else host
+
+
+def _relative(url: httpx.URL) -> bool:
+    # `file:///x` and `//host/x` are not paths under a preset: they go to the checks instead.
+    return not url.scheme and not url.host
+
+
+def canonical(method: str, url: str, preset: str | None = None) -> tuple[str, list[str]] | None:
+    """(`http:METHOD:host`, path segments) of a call, or None when the URL cannot be parsed.
+
+    A relative URL is named by its preset: whoever writes the rule knows which host that is.
+    """
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None
+    if _relative(parsed):
+        if preset is None:
+            return None
+        where = f"preset={preset}"
+        path = "/" + parsed.path.lstrip("/")
+    else:
+        where, path = _host(parsed), parsed.path or "/"
+    segments = [escape(s) for s in path.split("/")[1:]]
+    return f"http:{method.upper()}:{escape(where)}", segments
+
+
+def target(params: Any, config: Config | None = None) -> str | None:
+    """`http:METHOD:host/path` (lowercase host, no query)."""
+    url = params.url
+    if config is not None and params.preset is not None:
+        with contextlib.suppress(RequestError, KeyError):
+            url = resolve_url(params.url, load_settings(config).presets[params.preset])
+    found = canonical(params.method, url, params.preset)
+    return None if found is None else found[0] + "/" + "/".join(found[1])
+
+
+def rule(params: Any, config: Config | None = None) -> str | None:
+    """Always-allow covers the first path segment (`host/v1/*`), never a whole host."""
+    found = target(params, config)
+    if found is None:
+        return None
+    head, _, path = found.partition("/")
+    segments = path.split("/")
+    if len(segments) <= 1 or segments[1:] == [""]:
+        return found  # `/` or `/items`: exactly this path
+    return f"{head}/{segments[0]}/*"
+
+
+# -- preparing a request ------------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    url: str
+    headers: dict[str, str]
+    # Substituted secret values by their variable name, to scrub from whatever comes back.
+    secrets: dict[str, str] = field(default_factory=dict)
+    # Headers that belong to the first origin only (the preset's, and credentials).
+    origin_bound: set[str] = field(default_factory=set)
+
+
+def resolve_url(url: str, preset: Preset) -> str:
+    """A relative URL joined under the preset's base; an absolute one must stay on its host."""
+    base = httpx.URL(preset.base_url)
+    parsed = httpx.URL(url)
+    if _relative(parsed):
+        # Concatenated, not urljoin'ed: `/repos` under `https://h/api/v3` means /api/v3/repos.
+        joined = preset.base_url.rstrip("/") + "/" + url.lstrip("/")
+        if httpx.URL(joined).host != base.host:
+            raise RequestError(f"URL {url!r} leaves the preset's host")
+        return joined
+    if (parsed.scheme, _host(parsed)) != (base.scheme, _host(base)):
+        raise RequestError(
+            f"{url} is not on the preset's host ({base.scheme}://{_host(base)}); "
+            "use a relative path or no preset"
+        )
+    return url
+
+
+def substitute(value: str, environ: Mapping[str, str], where: str) -> tuple[str, dict[str, str]]:
+    used: dict[str, str] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if not environ.get(name):
+            raise RequestError(f"environment variable {name} is not set (needed by {where})")
+        used[name] = environ[name]
+        return environ[name]
+
+    return HANDLE.sub(replace, value), used
+
+
+def prepare(
+    url: str,
+    preset_name: str | None,
+    headers: Mapping[str, str] | None,
+    settings: HttpSettings,
+    environ: Mapping[str, str] | None = None,
+) -> Prepared:
+    env = os.environ if environ is None else environ
+    # The model's own headers are sent literally: `${VAR}` in them must not read the env.
+    merged = {name.lower(): value for name, value in (headers or {}).items()}
+    bound = {name for name in merged if name in CREDENTIAL_HEADERS}
+    secrets: dict[str, str] = {}
+    if preset_name is None:
+        if _relative(httpx.URL(url)):
+            raise RequestError(
+                f"url {url!r} must be absolute (http:// or https://) without a preset"
+            )
+        return Prepared(url, merged, secrets, bound)
+    preset = settings.presets.get(preset_name)
+    if preset is None:
+        known = ", ".join(sorted(settings.presets)) or "none configured"
+        raise RequestError(f"unknown preset {preset_name!r}; presets: {known}")
+    resolved = resolve_url(url, preset)
+    for name, value in preset.headers.items():
+        # The preset wins: the model cannot swap the owner's credentials for its own.
+        merged[name.lower()], used = substitute(value, env, f"preset {preset_name} header {name}")
+        bound.add(name.lower())
+        secrets.update(used)
+    return Prepared(resolved, merged, secrets, bound)
+
+
+def _dot_segments(url: httpx.URL) -> bool:
+    # httpx resolves literal `..` but not `%2e%2e`, which a server may still honour; either
+    # would make the path a rule matched differ from the one reached.
+    return any(segment in (".", "..") for segment in url.path.split("/"))
+
+
+# -- sending ------------------------------------------------------------------------------
+
+
+@dataclass
+class Response:
+    status: int
+    reason: str
+    headers: dict[str, str]
+    body: bytes
+    cut: bool
+    hops: list[str]
+
+
+async def send(
+    client: httpx.AsyncClient,
+    method: str,
+    prepared: Prepared,
+    body: str | dict[str, Any] | list[Any] | None,
+    guard: Guard,
+    max_bytes: int,
+) -> Response:
+    """Make the request, following GET redirects ourselves so `guard` sees every hop."""
+    url, headers, hops = prepared.url, dict(prepared.headers), [prepared.url]
+    origin = httpx.URL(url).copy_with(path="/", query=None, fragment=None)
+    content = body.encode() if isinstance(body, str) else None
+    payload = body if isinstance(body, dict | list) else None
+    for _ in range(MAX_REDIRECTS + 1):
+        try:
+            await guard(url)
+        except BlockedURL as exc:
+            raise RequestError(f"refused {url}: {exc}") from None
+        if _dot_segments(httpx.URL(url)):
+            raise RequestError(f"refused {url}: '.' or '..' path segments are not allowed")
+        request = client.build_request(method, url, headers=headers, content=content, json=payload)
+        response = await client.send(request, stream=True)
+        try:
+            location = response.headers.get("location")
+            if method == "GET" and response.is_redirect and location:
+                url = urljoin(str(response.url), location)
+                hops.append(url)
+                next_origin = httpx.URL(url).copy_with(path="/", query=None, fragment=None)
+                if next_origin != origin:
+                    headers = {k: v for k, v in headers.items() if k not in prepared.origin_bound}
+                continue
+            data, cut = await _read_capped(response, max_bytes)
+        finally:
+            await response.aclose()
+        return Response(
+            response.status_code,
+            response.reason_phrase,
+            {k: response.headers[k] for k in SHOWN_HEADERS if k in response.headers},
+            data,
+            cut,
+            hops,
+        )
+    raise RequestError(f"more than {MAX_REDIRECTS} redirects: {' -> '.join(hops[:4])} ...")
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most `limit` decoded bytes: a huge or endless (or gzip-bombed) body stops there."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks)[:limit], True
+    return b"".join(chunks), False
+
+
+def render(response: Response, method: str, max_bytes: int) -> str:
+    lines = [f"HTTP {response.status} {response.reason}".rstrip()]
+    if len(response.hops) > 1:
+        lines.append("redirected: " + " -> ".join(response.hops))
+    lines += [f"{name}: {value}" for name, value in response.headers.items()]
+    if response.status in (301, 302, 303, 307, 308) and method != "GET":
+        lines.append(f"(redirects are followed for GET only; {method} was not repeated)")
+    text = _body_text(response)
+    if text:
+        lines += ["", text]
+    if response.cut:
+        lines.append(f"[response cut at {max_bytes} bytes]")
+    return "\n".join(lines)
+
+
+def _body_text(response: Response) -> str:
+    kind = response.headers.get("content-type", "").lower()
+    charset = "utf-8"
+    if "charset=" in kind:
+        charset = kind.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
+    if "json" in kind and not response.cut:
+        try:
+            return json.dumps(json.loads(response.body), indent=1, ensure_ascii=False)
+        except (ValueError, UnicodeDecodeError):
+            pass
+    textual = kind.startswith("text/") or any(t in kind for t in TEXT_TYPES)
+    try:
+        text = response.body.decode(charset, errors="replace" if textual else "strict")
+    except (UnicodeDecodeError, LookupError):
+        text = response.body.decode("utf-8", errors="replace") if textual else ""
+    if not textual and ((not text and response.body) or "\x00" in text):
+        return f"[binary body: {len(response.body)} bytes of {kind or 'unknown type'}, not shown]"
+    return text
+
+
+def _scrub(text: str, secrets: Mapping[str, str]) -> str:
+    # The executor redacts too; this keeps the tool safe when called on its own.
+    for name, value in sorted(secrets.items(), key=lambda item: -len(item[1])):
+        text = text.replace(value, f"[REDACTED:{name}]")
+    return text
+
+
+async def request(
+    method: str,
+    url: str,
+    *,
+    settings: HttpSettings,
+    preset: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    body: str | dict[str, Any] | list[Any] | None = None,
+    guard: Guard | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ToolResult:
+    """The whole call, errors returned as results. `guard` defaults to the SSRF check."""
+
+    async def ssrf(hop: str) -> str:
+        return await check_url(hop, allow_private=settings.allow_private_networks)
+
+    secrets: dict[str, str] = {}
+    timeout = settings.timeout_seconds
+    try:
+        prepared = prepare(url, preset, headers, settings, environ)
+        secrets = prepared.secrets
+        async with (
+            httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client,
+            asyncio.timeout(timeout),
+        ):
+            response = await send(
+                client, method, prepared, body, guard or ssrf, settings.max_response_bytes
+            )
+    except RequestError as exc:
+        return ToolResult.error(_scrub(str(exc), secrets))
+    except (TimeoutError, httpx.TimeoutException):
+        return ToolResult.error(f"no complete response from {url} within {timeout:g} s")
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
+        return ToolResult.error(_scrub(f"{method} {url} failed: {exc}", secrets))
+    output = _scrub(render(response, method, settings.max_response_bytes), secrets)
+    return ToolResult(response.status < 400, output)
+
+
+def _upper(value: Any) -> Any:
+    return value.upper() if isinstance(value, str) else value
+
+
+@tool(
+    "http",
+    egress=Egress.WRITE,
+    classify=lambda p: Egress.READ_ONLY if p.method == "GET" else Egress.WRITE,
+    target=target,
+    rule=rule,
+    untrusted=True,
+    check=check_config,
+    timeout=330.0,  # the call keeps its own deadline, [tools.http] timeout_seconds (<= 300)
+)
+async def http_tool(
+    ctx: RunContext,
+    method: Annotated[Method, BeforeValidator(_upper)],
+    url: Annotated[
+        str, Field(description="absolute http(s) URL, or a path relative to the preset's base")
+    ],
+    preset: Annotated[
+        str | None, Field(description="name of an API preset the owner configured")
+    ] = None,
+    headers: Annotated[dict[str, str] | None, Field(description="extra request headers")] = None,
+    body: Annotated[
+        str | dict[str, Any] | list[Any] | None,
+        Field(description="request body: text, or a JSON object sent as JSON"),
+    ] = None,
+) -> ToolResult:
+    """Make an HTTP request to a web API or page; returns the status, main headers and body.
+
+    GET runs at once; POST, PUT, PATCH and DELETE wait for the owner's approval. A preset
+    supplies the base URL and credentials of an API the owner set up.
+    """
+    try:
+        settings = load_settings(ctx.config)
+    except RequestError as exc:
+        return ToolResult.error(str(exc))
+    return await request(method, url, settings=settings, preset=preset, headers=headers, body=body)
