@@ -95,9 +95,11 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     )
 
 
-def shorten_tool_results(messages: list[dict[str, Any]], keep_last: int) -> list[dict[str, Any]]:
-    """Old tool results are the cheapest thing to lose: keep their beginning only."""
-    cut = max(0, len(messages) - keep_last)
+def shorten_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool results of earlier turns are the cheapest thing to lose: keep their beginning.
+    The latest turn's results stay whole; the model may still be working from them."""
+    owner_turns = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    cut = owner_turns[-1] if owner_turns else 0
     shortened = []
     for index, message in enumerate(messages):
         content = message.get("content")

@@ -212,7 +212,7 @@ class Agent:
         messages = conversation.messages
         if history.estimate_tokens(messages) <= limit:
             return
-        messages = history.shorten_tool_results(messages, keep_last=8)
+        messages = history.shorten_tool_results(messages)
         if history.estimate_tokens(messages) > limit:
             older, recent = history.split_for_summary(messages, limit // 2)
             if older:

@@ -215,10 +215,11 @@ class FakeTelegram:
         first_name: str = "Owner",
         photo: bytes | None = None,
         document: tuple[str, bytes] | None = None,
+        voice: bytes | None = None,
         caption: str | None = None,
     ) -> JSON:
-        if not text and photo is None and document is None:
-            raise ValueError("inject_message needs text, photo or document")
+        if not text and photo is None and document is None and voice is None:
+            raise ValueError("inject_message needs text, photo, document or voice")
         cid = user_id if chat_id is None else chat_id
         chat: JSON = {"id": cid, "type": "private", "first_name": first_name}
         if cid < 0:
@@ -235,6 +236,11 @@ class FakeTelegram:
             message["photo"] = self._photo_sizes(photo)
         if document is not None:
             message["document"] = self._document(*document)
+        if voice is not None:
+            file = self._add_file(voice, "voice", ".oga")
+            message["voice"] = {"file_id": file.file_id, "file_unique_id": file.unique_id,
+                                "duration": 2, "mime_type": "audio/ogg",
+                                "file_size": len(voice)}  # fmt: skip
         if caption is not None and (photo is not None or document is not None):
             message["caption"] = caption
         self._store(cid, _Stored(message, from_bot=False, raw_text=text))
