@@ -22,6 +22,7 @@ from augure.tools.browser import browser
 from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
 from augure.tools.executor import Executor
+from augure.tools.github import github
 from augure.tools.http import http_tool
 from augure.tools.memory_tools import memory_read, memory_write
 from augure.tools.meta import load_tools, read_output
@@ -41,6 +42,7 @@ def builtin_tools() -> list[Tool]:
         web_search,
         http_tool,
         email_tool,
+        github,
         browser,
         read_output,
         load_tools,

@@ -203,14 +203,19 @@ def tool(
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Pydantic's schema minus what costs tokens and tells the model nothing."""
 
-    def clean(node: Any) -> Any:
+    def clean(node: Any, names: bool = False) -> Any:
         if isinstance(node, dict):
-            node = {k: clean(v) for k, v in node.items() if k != "title"}
+            # Keys under "properties" are parameter names (a tool may take `title`), not the
+            # "title" labels pydantic adds everywhere else.
+            node = {
+                k: clean(v, k == "properties") for k, v in node.items() if names or k != "title"
+            }
             options = node.get("anyOf")
-            if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
-                (kept,) = [o for o in options if o != {"type": "null"}]
+            if isinstance(options, list) and {"type": "null"} in options and not names:
+                # Optional parameters: "null" tells the model nothing that omitting them doesn't.
+                kept = [o for o in options if o != {"type": "null"}]
                 node.pop("anyOf")
-                node = {**kept, **node}
+                node = {**kept[0], **node} if len(kept) == 1 else {"anyOf": kept, **node}
                 if node.get("default", 0) is None:
                     node.pop("default")
             return node

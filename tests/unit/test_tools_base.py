@@ -98,3 +98,18 @@ def test_repair_gives_every_tool_call_a_result() -> None:
     assert repaired[2] == {"role": "tool", "tool_call_id": "c1", "content": INTERRUPTED}
     assert repaired[3]["content"] == "again"
     assert all(m.get("tool_call_id") != "zz" for m in repaired)
+
+
+@tool("titled")
+async def titled(ctx: RunContext, title: str, tags: list[str] | str | None = None) -> str:
+    """A tool with a parameter named like pydantic's metadata."""
+    return title
+
+
+def test_a_parameter_named_title_survives_and_optional_unions_drop_null() -> None:
+    schema = titled.parameters
+    assert schema["properties"]["title"] == {"type": "string"}
+    assert schema["required"] == ["title"]
+    assert schema["properties"]["tags"] == {
+        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]
+    }

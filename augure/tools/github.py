@@ -1,0 +1,238 @@
+"""`github`: issues, pull requests, releases and search through PyGithub.
+
+PyGithub is blocking, so each call runs in a worker thread with its own client. Writes are
+`write` egress (approval); the canonical target `github:<action>:<owner>/<repo>[#<n>]`
+lets "Always allow" cover one repository (and one issue or PR) only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from augure.config import Config
+from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+
+Action = Literal[
+    "list_issues",
+    "get_issue",
+    "create_issue",
+    "update_issue",
+    "comment_issue",
+    "list_prs",
+    "get_pr",
+    "create_pr",
+    "review_pr",
+    "merge_pr",
+    "list_repos",
+    "get_repo",
+    "list_releases",
+    "create_release",
+    "search_issues",
+    "search_code",
+    "search_repos",
+]
+WRITES = frozenset(
+    {
+        "create_issue",
+        "update_issue",
+        "comment_issue",
+        "create_pr",
+        "review_pr",
+        "merge_pr",
+        "create_release",
+    }
+)
+REPO = ("owner", "repo")
+NEEDS: dict[str, tuple[str, ...]] = {
+    "list_issues": REPO,
+    "get_issue": (*REPO, "issue_number"),
+    "create_issue": (*REPO, "title"),
+    "update_issue": (*REPO, "issue_number"),
+    "comment_issue": (*REPO, "issue_number", "body"),
+    "list_prs": REPO,
+    "get_pr": (*REPO, "pull_number"),
+    "create_pr": (*REPO, "title", "head", "base"),
+    "review_pr": (*REPO, "pull_number", "event"),
+    "merge_pr": (*REPO, "pull_number"),
+    "list_repos": (),
+    "get_repo": REPO,
+    "list_releases": REPO,
+    "create_release": (*REPO, "tag_name"),
+    "search_issues": ("query",),
+    "search_code": ("query",),
+    "search_repos": ("query",),
+}
+NOT_CONFIGURED = "set GITHUB_TOKEN (or [tools.github] token)"
+DEFAULT_BASE_URL = "https://api.github.com"
+
+
+class GitHubSettings(BaseModel):
+    """The `[tools.github]` table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: SecretStr | None = None
+    base_url: str = DEFAULT_BASE_URL
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("must start with https:// (e.g. https://api.github.com)")
+        return value.rstrip("/")
+
+
+def github_settings(config: Config) -> GitHubSettings:
+    return GitHubSettings.model_validate(config.tools.section("github"))
+
+
+def github_token(config: Config) -> str | None:
+    # A plain variable beats the file, as everywhere in the config (README, precedence).
+    configured = github_settings(config).token
+    token = os.environ.get("GITHUB_TOKEN") or (configured.get_secret_value() if configured else "")
+    return token.strip() or None
+
+
+def check(config: Config) -> str | None:
+    try:
+        return None if github_token(config) else NOT_CONFIGURED
+    except ValidationError as exc:
+        return f"fix [tools.github]: {describe(exc)}"
+
+
+def _upper(value: Any) -> Any:
+    return value.upper() if isinstance(value, str) else value
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def _target(p: Any) -> str:
+    if p.action.startswith("search_"):
+        return f"github:{p.action}:{p.query or ''}"
+    if p.action == "list_repos":
+        return f"github:list_repos:{p.owner or '@me'}"
+    from augure.tools.github_actions import where_of
+
+    return f"github:{p.action}:{where_of(p)}"
+
+
+def _egress(p: Any) -> Egress:
+    return Egress.WRITE if p.action in WRITES else Egress.READ_ONLY
+
+
+@tool(
+    "github",
+    egress=Egress.READ_ONLY,
+    classify=_egress,
+    target=_target,
+    untrusted=True,  # titles, bodies and code are written by anyone on GitHub
+    deferred=True,
+    check=check,
+    timeout=90.0,
+)
+async def github(
+    ctx: RunContext,
+    action: Annotated[Action, Field(description="what to do; writes ask the owner first")],
+    owner: Annotated[str | None, Field(description="user or organisation")] = None,
+    repo: Annotated[str | None, Field(description="repository name (or owner/name)")] = None,
+    issue_number: int | None = None,
+    pull_number: int | None = None,
+    title: Annotated[
+        str | None, Field(description="issue, PR or release title; merge_pr: commit title")
+    ] = None,
+    body: Annotated[
+        str | None, Field(description="markdown text; merge_pr: commit message")
+    ] = None,
+    state: Annotated[
+        Literal["open", "closed", "all"] | None,
+        BeforeValidator(_lower),
+        Field(description="list filter (default open); update_issue: open or closed"),
+    ] = None,
+    labels: list[str] | None = None,
+    base: Annotated[str | None, Field(description="branch to merge into")] = None,
+    head: Annotated[str | None, Field(description="branch with the changes (user:branch)")] = None,
+    event: Annotated[
+        Literal["APPROVE", "REQUEST_CHANGES", "COMMENT"] | None, BeforeValidator(_upper)
+    ] = None,
+    merge_method: Annotated[
+        Literal["merge", "squash", "rebase"] | None, BeforeValidator(_lower)
+    ] = None,
+    tag_name: str | None = None,
+    target_commitish: Annotated[
+        str | None, Field(description="branch or commit the new tag points at")
+    ] = None,
+    draft: bool | None = None,
+    query: Annotated[str | None, Field(description="GitHub search syntax")] = None,
+    per_page: Annotated[int, Field(ge=1, le=300, description="how many items to list")] = 30,
+) -> ToolResult:
+    """GitHub: list, read, open, edit and comment issues; list, read, open, review and merge
+    pull requests; list and read repositories; list and create releases; search issues,
+    code and repositories."""
+    # PyGithub costs ~0.1 s to import: paid on the first GitHub call, not at every start.
+    from augure.tools.github_actions import Call, run
+
+    call = Call(
+        action, owner, repo, issue_number, pull_number, title, body, state, labels, base,
+        head, event, merge_method, tag_name, target_commitish, draft, query, per_page,
+    )  # fmt: skip
+    try:
+        settings = github_settings(ctx.config)
+        token = github_token(ctx.config)
+    except ValidationError as exc:
+        return ToolResult.error(f"fix [tools.github]: {describe(exc)}")
+    if not token:
+        return ToolResult.error(f"[NOT CONFIGURED] {NOT_CONFIGURED}")
+    return await asyncio.to_thread(run, settings.base_url, token, call)
+
+
+def missing(p: Any) -> str | None:
+    """What the action lacks, phrased for the model; None when it has what it needs."""
+    needed = NEEDS[p.action]
+    if any(getattr(p, name) in (None, "") for name in needed):
+        listed = ", ".join(needed[:-1]) + " and " if len(needed) > 1 else ""
+        return f"{p.action} needs {listed}{needed[-1]}"
+    if p.action == "update_issue" and all(
+        getattr(p, name) is None for name in ("title", "body", "state", "labels")
+    ):
+        return "update_issue needs at least one of title, body, state, labels"
+    if p.action == "update_issue" and p.state == "all":
+        return "update_issue: state is open or closed"
+    return None
+
+
+def _split_repo(p: Any) -> Any:
+    # Models often pass repo="owner/name"; accept it rather than fail the call.
+    if p.repo and "/" in p.repo and not p.owner:
+        p.owner, p.repo = p.repo.split("/", 1)
+    problem = missing(p)
+    if problem:
+        # Refused at validation, so the owner is never asked to approve a doomed write.
+        raise PydanticCustomError("github_arguments", problem)
+    return p
+
+
+# pydantic accepts decorated validators here; its stubs only know plain callables.
+_complete = cast(Callable[..., Any], model_validator(mode="after")(_split_repo))
+github.params = create_model(
+    "github_params_checked",
+    __base__=github.params,
+    __validators__={"_complete": _complete},
+)
