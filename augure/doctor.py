@@ -27,6 +27,7 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     yield Check("config", True, f"home {config.home}")
     yield await _llm(config)
     yield await _telegram(config)
+    yield await _browser(config)
     if not config.telegram.allowed_users:
         yield Check("allowlist", False, "AUGURE_ALLOWED_USERS is empty: nobody may chat", False)
     else:
@@ -72,6 +73,16 @@ async def _telegram(config: Config) -> Check:
     finally:
         await bot.shutdown()
     return Check("telegram", True, f"getMe: @{me.username}")
+
+
+async def _browser(config: Config) -> Check:
+    from augure.tools.browser import probe
+
+    try:
+        found = await asyncio.wait_for(probe(config), CHECK_TIMEOUT * 3)
+    except Exception as exc:
+        return Check("browser", False, _short(exc, config), required=False)
+    return Check("browser", True, found, required=False)
 
 
 def _short(exc: BaseException, config: Config) -> str:

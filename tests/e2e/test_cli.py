@@ -106,6 +106,8 @@ async def test_doctor_checks_both_endpoints(tmp_path: Path) -> None:
         assert "ok    llm:" in out and "test-model listed" in out
         assert "ok    telegram: getMe: @augure_test_bot" in out
         assert "ok    tool datetime: ready" in out
+        assert "ok    browser: Chromium" in out
+        assert "warn  tool email: set [tools.email]" in out
 
     env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
     env["AUGURE__LLM__MAX_RETRIES"] = "0"
