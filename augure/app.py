@@ -21,6 +21,7 @@ from augure.tools.base import RunContext, Tool
 from augure.tools.browser import browser
 from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
+from augure.tools.execute_code import execute_code
 from augure.tools.executor import Executor
 from augure.tools.github import github
 from augure.tools.http import http_tool
@@ -51,7 +52,8 @@ def builtin_tools() -> list[Tool]:
 
 def build_registry(config: Config, extra: Sequence[Tool] = ()) -> ToolRegistry:
     registry = ToolRegistry()
-    for tool in [*builtin_tools(), *extra]:
+    code = [execute_code] if config.code_mode.enabled else []
+    for tool in [*builtin_tools(), *code, *extra]:
         if registry.get(tool.name) is tool:
             continue  # the same tool named twice (a deployment listing a built-in)
         if enabled(tool.name, config):

@@ -19,6 +19,7 @@ from augure.secrets import Redactor
 from augure.store.audit import new_id
 from augure.store.db import Store, TurnUsage
 from augure.tools.base import Artifact, ToolResult
+from augure.tools.execute_code import code_mode_schema
 from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
 
@@ -124,10 +125,13 @@ class Agent:
         conversation.messages.append({"role": "user", "content": content})
         asked_at = len(conversation.messages) - 1
         system = build_system_prompt(
-            self.config, self.memory, self.registry.hints(), self.registry.deferred()
+            self.config,
+            self.memory,
+            self.registry.hints(),
+            [] if self.config.code_mode.enabled else self.registry.deferred(),
         )
         loaded = conversation.loaded_tools()
-        schemas = self.registry.to_function_schemas(loaded)
+        schemas = self._schemas(loaded)
         ctx = dataclasses.replace(
             self.registry.context, chat_id=chat_id, origin=origin, turn_id=new_id()
         )
@@ -191,7 +195,7 @@ class Agent:
                     mistaken.add(call.id)
                 if call.name == "load_tools" and result.success:
                     loaded |= set(json.loads(call.arguments).get("names", []))
-                    schemas = self.registry.to_function_schemas(loaded)
+                    schemas = self._schemas(loaded)
             await self._remember(
                 conversation,
                 *(tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)),
@@ -205,6 +209,13 @@ class Agent:
             return await finish(note)
         await self._remember(conversation, {"role": "assistant", "content": response.content})
         return await finish(f"{response.content}\n\n{note}" if response.content else note)
+
+    def _schemas(self, loaded: set[str]) -> list[dict[str, Any]]:
+        # Code mode offers one tool whose description carries every tool as a typed `api.*`
+        # function: one model call can then chain several tools.
+        if self.config.code_mode.enabled:
+            return [code_mode_schema(self.registry)]
+        return self.registry.to_function_schemas(loaded)
 
     async def _compact(self, conversation: history.Conversation, tally: _Tally) -> None:
         """Keep the history under agent.history_tokens: shorten, then summarise old turns."""

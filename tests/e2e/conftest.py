@@ -95,14 +95,23 @@ def extra_tools() -> list[Tool]:
 
 
 @pytest.fixture
+def bot_env() -> dict[str, str]:
+    """Extra environment for the app; a test module overrides it (e.g. a tool's settings)."""
+    return {}
+
+
+@pytest.fixture
 async def bot(
     tmp_path: Path,
     telegram: FakeTelegram,
     llm: FakeOpenAI,
     monkeypatch: pytest.MonkeyPatch,
     extra_tools: list[Tool],
+    bot_env: dict[str, str],
 ) -> AsyncIterator[Bot]:
-    running = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_tools=extra_tools)
+    running = Bot(
+        tmp_path / "home", telegram, llm, monkeypatch, extra_tools=extra_tools, extra_env=bot_env
+    )
     await running.start()
     yield running
     await running.stop()

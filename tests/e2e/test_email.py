@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -45,27 +45,15 @@ def extra_tools() -> list[Tool]:
 
 
 @pytest.fixture
-async def bot(
-    tmp_path: Path,
-    telegram: FakeTelegram,
-    llm: FakeOpenAI,
-    monkeypatch: pytest.MonkeyPatch,
-    extra_tools: list[Tool],
-    mail: FakeMail,
-) -> AsyncIterator[Bot]:
-    """The bot with `[tools.email]` from the environment, as an owner would set it."""
+def bot_env(mail: FakeMail) -> dict[str, str]:
+    """`[tools.email]` from the environment, as an owner would set it."""
     settings = mail.tool_config()
     env = {
         f"AUGURE__TOOLS__EMAIL__{key.upper()}": str(value)
         for key, value in settings.items()
         if key not in ("username", "password")
     }
-    env |= {"EMAIL_USERNAME": settings["username"], "EMAIL_PASSWORD": settings["password"]}
-    running = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_tools=extra_tools)
-    running.extra_env = env
-    await running.start()
-    yield running
-    await running.stop()
+    return env | {"EMAIL_USERNAME": settings["username"], "EMAIL_PASSWORD": settings["password"]}
 
 
 def context(settings: dict[str, Any]) -> RunContext:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from augure.tools.github import github
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.test_approvals import approval_message, buttons, final_reply, tool_results
 from tests.fakes.github import FakeGitHub
-from tests.fakes.openai import FakeOpenAI, text, tool
-from tests.fakes.telegram import FakeTelegram
+from tests.fakes.openai import text, tool
 
 NEW_ISSUE = {
     "action": "create_issue",
@@ -31,22 +28,11 @@ async def fake_github() -> AsyncIterator[FakeGitHub]:
 
 
 @pytest.fixture
-async def bot(
-    tmp_path: Path,
-    telegram: FakeTelegram,
-    llm: FakeOpenAI,
-    monkeypatch: pytest.MonkeyPatch,
-    fake_github: FakeGitHub,
-) -> AsyncIterator[Bot]:
-    environment = {
+def bot_env(fake_github: FakeGitHub) -> dict[str, str]:
+    return {
         "GITHUB_TOKEN": fake_github.token,
         "AUGURE__TOOLS__GITHUB__BASE_URL": fake_github.base_url,
     }
-    running = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_env=environment)
-    running.extra_tools = [github]
-    await running.start()
-    yield running
-    await running.stop()
 
 
 async def test_approve_creates_the_issue(bot: Bot, fake_github: FakeGitHub) -> None:
