@@ -28,6 +28,7 @@ from augure.tools.http import http_tool
 from augure.tools.memory_tools import memory_read, memory_write
 from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
+from augure.tools.sandbox_exec import opencode, sandbox_exec
 from augure.tools.schedule import schedule
 from augure.tools.web_search import web_search
 
@@ -45,6 +46,8 @@ def builtin_tools() -> list[Tool]:
         email_tool,
         github,
         browser,
+        sandbox_exec,
+        opencode,
         read_output,
         load_tools,
     ]

@@ -28,6 +28,7 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     yield await _llm(config)
     yield await _telegram(config)
     yield await _browser(config)
+    yield await _sandbox(config)
     if not config.telegram.allowed_users:
         yield Check("allowlist", False, "AUGURE_ALLOWED_USERS is empty: nobody may chat", False)
     else:
@@ -73,6 +74,16 @@ async def _telegram(config: Config) -> Check:
     finally:
         await bot.shutdown()
     return Check("telegram", True, f"getMe: @{me.username}")
+
+
+async def _sandbox(config: Config) -> Check:
+    from augure.sandbox import probe
+
+    try:
+        ok, detail = await asyncio.wait_for(probe(config), CHECK_TIMEOUT)
+    except Exception as exc:
+        return Check("sandbox", False, _short(exc, config), required=False)
+    return Check("sandbox", ok, detail, required=False)
 
 
 async def _browser(config: Config) -> Check:

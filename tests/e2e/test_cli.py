@@ -107,6 +107,7 @@ async def test_doctor_checks_both_endpoints(tmp_path: Path) -> None:
         assert "ok    telegram: getMe: @augure_test_bot" in out
         assert "ok    tool datetime: ready" in out
         assert "ok    browser: Chromium" in out
+        assert "ok    sandbox:" in out
         assert "warn  tool email: set [tools.email]" in out
 
     env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"

@@ -1,0 +1,159 @@
+"""`sandbox_exec` and `opencode`: commands and a coding agent, run in the chat's sandbox.
+
+Both are high risk: every call asks the owner unless a rule covers it. Files persist in the
+chat's workspace (`$AUGURE_HOME/workspaces/<chat>`) from one call to the next.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from augure.config import Config
+from augure.sandbox import ExecResult, SandboxError, open_sandbox, sandbox_problem, workspace_for
+from augure.tools.base import RunContext, ToolResult, tool
+
+# The sandbox enforces its own wall clock; this only keeps the executor from cutting first.
+TOOL_TIMEOUT = 24 * 3600.0
+WILDCARDS = ("*", "?", "\n")
+
+
+def _command(params: Any) -> str:
+    return str(params.command).strip()
+
+
+def _exec_rule(params: Any) -> str | None:
+    # Rules know only `*` and `?` as wildcards and have no escape: a command containing
+    # either cannot be allowed exactly, so it gets no "Always allow" at all.
+    command = _command(params)
+    return None if any(c in command for c in WILDCARDS) else f"sandbox_exec:argv={command}"
+
+
+def _timeout(config: Config, asked: float | None) -> float:
+    limit = config.sandbox.timeout_seconds
+    return limit if asked is None or asked <= 0 else min(asked, limit)
+
+
+def report(result: ExecResult, timeout: float) -> ToolResult:
+    """Exit code and both streams, saying plainly when something was cut or killed."""
+    lines = [f"exit code: {result.exit_code}"]
+    if result.timed_out:
+        lines.append(f"[killed: did not finish within {timeout:g} s]")
+    if result.truncated:
+        lines.append("[output cut: only the first 64 KiB of each stream were kept]")
+    if result.stdout:
+        lines.append(f"stdout:\n{result.stdout.rstrip()}")
+    if result.stderr:
+        lines.append(f"stderr:\n{result.stderr.rstrip()}")
+    if not result.stdout and not result.stderr:
+        lines.append("(no output)")
+    text = "\n".join(lines)
+    return ToolResult.ok(text) if result.exit_code == 0 else ToolResult(False, text)
+
+
+async def _run(
+    ctx: RunContext, argv: list[str], timeout: float, ro_files: list[Path] | None = None
+) -> ToolResult:
+    problem = sandbox_problem(ctx.config)
+    if problem is not None:
+        return ToolResult.error(f"[NOT CONFIGURED] {problem}")
+    try:
+        sandbox = open_sandbox(ctx.config)
+        workspace = workspace_for(ctx.home, ctx.chat_id, sandbox)
+        result = await sandbox.run(
+            argv, workspace=workspace, timeout=timeout, ro_files=ro_files or []
+        )
+    except SandboxError as exc:
+        return ToolResult.error(f"sandbox unavailable: {exc}")
+    return report(result, timeout)
+
+
+@tool(
+    "sandbox_exec",
+    risk="high",
+    check=sandbox_problem,
+    target=lambda p: f"sandbox_exec:argv={_command(p)}",
+    rule=_exec_rule,
+    timeout=TOOL_TIMEOUT,
+    hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace); "
+    "no network unless the owner enabled it",
+)
+async def sandbox_exec(
+    ctx: RunContext,
+    command: Annotated[
+        str, Field(min_length=1, description="shell command, run with /bin/sh -c in /workspace")
+    ],
+    timeout: Annotated[
+        float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
+    ] = None,
+) -> ToolResult:
+    """Run a shell command in an isolated sandbox with the chat's persistent workspace."""
+    if not command.strip():
+        return ToolResult.error("command is empty")
+    limit = _timeout(ctx.config, timeout)
+    return await _run(ctx, ["/bin/sh", "-c", command], limit)
+
+
+def opencode_problem(config: Config) -> str | None:
+    if not _opencode_command(config):
+        return "set [tools.opencode] command"
+    return sandbox_problem(config)
+
+
+def _opencode_command(config: Config) -> list[str]:
+    section = config.tools.section("opencode")
+    command = section.get("command")
+    if isinstance(command, list):
+        return [str(part) for part in command]
+    return shlex.split(command) if isinstance(command, str) and command.strip() else []
+
+
+def _opencode_args(config: Config) -> list[str]:
+    args = config.tools.section("opencode").get("args", [])
+    if isinstance(args, str):
+        return shlex.split(args)
+    return [str(arg) for arg in args] if isinstance(args, list) else []
+
+
+@tool(
+    "opencode",
+    risk="high",
+    check=opencode_problem,
+    target=lambda p: f"opencode:task={str(p.task).strip()}",
+    # A coding agent's actions are unbounded whatever the task's wording: always ask.
+    rule=lambda p: None,
+    timeout=TOOL_TIMEOUT,
+)
+async def opencode(
+    ctx: RunContext,
+    task: Annotated[str, Field(min_length=1, description="what the coding agent should do")],
+    timeout: Annotated[
+        float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
+    ] = None,
+) -> ToolResult:
+    """Hand a coding task to the configured coding agent, run in the chat's sandbox workspace."""
+    command = _opencode_command(ctx.config)
+    if not command:
+        return ToolResult.error("[NOT CONFIGURED] set [tools.opencode] command")
+    shown = _outside_usr(command[0])
+    # Bound at its real path, so a symlinked install runs by that path inside.
+    program = str(shown[0]) if shown else command[0]
+    argv = [program, *command[1:], *_opencode_args(ctx.config), task]
+    return await _run(ctx, argv, _timeout(ctx.config, timeout), shown)
+
+
+def _outside_usr(program: str) -> list[Path]:
+    """The agent's binary when installed outside /usr (e.g. ~/.opencode/bin), shown alone.
+
+    Only the file itself: its folder could be a home directory full of secrets.
+    """
+    if not os.path.isabs(program):
+        return []
+    path = Path(os.path.realpath(program))
+    if path.is_relative_to("/usr") or not path.is_file():
+        return []
+    return [path]
