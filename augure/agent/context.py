@@ -31,7 +31,11 @@ class SystemPrompt:
 
 
 def build_system_prompt(
-    config: Config, memory: MemoryStore, tool_hints: list[str], deferred: Sequence[Tool] = ()
+    config: Config,
+    memory: MemoryStore,
+    tool_hints: list[str],
+    deferred: Sequence[Tool] = (),
+    catalog: str = "",
 ) -> SystemPrompt:
     parts = [BASE_PROMPT]
     if config.agent.persona.strip():
@@ -43,6 +47,8 @@ def build_system_prompt(
         parts.append(
             "# More tools (call load_tools with their names before using them)\n" + listing
         )
+    if catalog.strip():
+        parts.append(catalog.strip())
     memory_text = memory.prompt_section(config.memory.max_prompt_tokens)
     if memory_text:
         parts.append("# Memory (your notes, from memory/)\n\n" + memory_text)

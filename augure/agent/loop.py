@@ -79,6 +79,9 @@ class Agent:
         self.llm = llm
         self.memory = memory
         self.redact = redact
+        # Extra stable text for the system prompt, kept current by its owner (e.g. the names
+        # and one-line descriptions of the active skills).
+        self.catalog = ""
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._conversations: dict[str, history.Conversation] = {}
 
@@ -129,6 +132,7 @@ class Agent:
             self.memory,
             self.registry.hints(),
             [] if self.config.code_mode.enabled else self.registry.deferred(),
+            self.catalog,
         )
         loaded = conversation.loaded_tools()
         schemas = self._schemas(loaded)

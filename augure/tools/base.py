@@ -102,6 +102,9 @@ class Tool:
     # Listed by name only; its schema is sent once the model asks for it with load_tools.
     deferred: bool = False
     timeout: float = 60.0
+    # Before asking the owner: gather what the approval request should show (e.g. a skill's
+    # summary and scan verdict). Returning a string refuses the call with that error, unasked.
+    preview: Callable[[Any, RunContext], Awaitable[dict[str, Any] | str]] | None = None
 
     @property
     def parameters(self) -> dict[str, Any]:

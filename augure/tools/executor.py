@@ -90,6 +90,12 @@ class Executor:
         if rule is not None and approval == "rejected":
             denied = f"Tool call rejected: the owner's rule {rule.pattern!r} denies it."
             return ToolResult(False, denied)
+        if approval == "pending" and tool.preview is not None:
+            preview = await tool.preview(params, ctx)
+            if isinstance(preview, str):
+                await self.audit.decide(invocation, "rejected", "preview", preview)
+                return ToolResult.error(preview)
+            shown_args = {**shown_args, **self.redact.value(preview)}
         if approval == "pending":
             rejected = await self._ask(tool, params, invocation, shown_args, ctx)
             if rejected is not None:

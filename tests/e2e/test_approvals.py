@@ -198,3 +198,21 @@ async def test_approvals_command_lists_rules_and_revokes(bot: Bot) -> None:
     assert bot.telegram.callback_answers[0]["text"] == "Rule revoked."
     assert await audit(bot).rules() == []
     assert call.status == 200
+
+
+async def test_a_preview_is_shown_in_the_request_and_can_refuse_before_asking(bot: Bot) -> None:
+    bot.llm.script(tool("publish", {"name": "left-pad"}), text("Published."))
+    bot.telegram.inject_message(OWNER, "publish left-pad")
+    message = await approval_message(bot)
+    assert (
+        "left-pad: a harmless package" in message["text"] and '"scan": "clean"' in message["text"]
+    )
+    bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])
+    await final_reply(bot, "Published.")
+
+    bot.llm.script(tool("publish", {"name": "evil-pkg"}), text("Refused."))
+    bot.telegram.inject_message(OWNER, "publish evil-pkg")
+    await final_reply(bot, "Refused.")
+    assert tool_results(bot.llm)[-1] == "Error: package evil-pkg failed its scan"
+    assert test_tools.outbox(bot.home) == [{"published": "left-pad"}]
+    assert len([c for c in bot.telegram.sent("sendMessage") if "reply_markup" in c.params]) == 1

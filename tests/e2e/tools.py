@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from typing import Any
 
 from augure.tools.base import Egress, RunContext, Tool, ToolResult, tool
 
@@ -99,7 +100,22 @@ async def deep_search(ctx: RunContext, query: str) -> ToolResult:
     return ToolResult.ok(f"results for {query}")
 
 
+async def _publish_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
+    if "evil" in params.name:
+        return f"package {params.name} failed its scan"
+    return {"summary": f"{params.name}: a harmless package", "scan": "clean"}
+
+
+@tool("publish", egress=Egress.WRITE, preview=_publish_preview)
+async def publish(ctx: RunContext, name: str) -> str:
+    """Publish a package (the approval shows what was checked first)."""
+    with open(ctx.home / "outbox.jsonl", "a", encoding="utf-8") as file:
+        file.write(json.dumps({"published": name}) + "\n")
+    return f"Published {name}."
+
+
 TEST_TOOLS: list[Tool] = [
+    publish,
     send_note,
     launch,
     fetch_page,
