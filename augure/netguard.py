@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -63,11 +64,29 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(info[4][0]) for info in infos]
 
 
+@dataclass(frozen=True)
+class Pinned:
+    """A URL that passed the check, and the checked address to connect to.
+
+    Connecting to `address` (not to a fresh lookup of the name) is what defeats DNS
+    rebinding: a name that answers a public address to the check and a private one to the
+    connection. `address` is None when private networks are allowed (nothing to pin).
+    """
+
+    url: str
+    address: str | None
+
+
 async def check_url(url: str, *, allow_private: bool = False) -> str:
     """Refuse a URL that is not http(s) or that resolves to a non-public address.
 
     Returns the URL unchanged so callers can write `await check_url(u)` inline.
     """
+    return (await pin_url(url, allow_private=allow_private)).url
+
+
+async def pin_url(url: str, *, allow_private: bool = False) -> Pinned:
+    """As `check_url`, and say which of the checked addresses to connect to."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise BlockedURL(f"only http and https URLs are allowed, not {parts.scheme or 'none'!r}")
@@ -76,13 +95,16 @@ async def check_url(url: str, *, allow_private: bool = False) -> str:
     if parts.username or parts.password:
         raise BlockedURL("URLs with credentials in them are not allowed")
     if allow_private:
-        return url
+        return Pinned(url, None)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    for address in await resolve(parts.hostname, port):
+    addresses = await resolve(parts.hostname, port)
+    for address in addresses:
         reason = classify(address)
         if reason:
             raise BlockedURL(
                 f"{parts.hostname} resolves to {address}, which is {reason}; requests to "
                 "private networks are refused (tools.http.allow_private_networks)"
             )
-    return url
+    if not addresses:
+        raise BlockedURL(f"cannot resolve host {parts.hostname!r}")
+    return Pinned(url, str(addresses[0]))

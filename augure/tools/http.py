@@ -21,14 +21,15 @@ import httpx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from augure.approval.rules import escape
-from augure.netguard import BlockedURL, check_url
+from augure.netguard import BlockedURL, Pinned, pin_url
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 if TYPE_CHECKING:
     from augure.config import Config
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
-Guard = Callable[[str], Awaitable[str]]
+# Checks a hop; a `Pinned` result also says which checked address to connect to.
+Guard = Callable[[str], Awaitable[str | Pinned]]
 
 MAX_REDIRECTS = 5
 SHOWN_HEADERS = ("content-type", "location", "retry-after")
@@ -249,17 +250,21 @@ async def send(
     payload = body if isinstance(body, dict | list) else None
     for _ in range(MAX_REDIRECTS + 1):
         try:
-            await guard(url)
+            checked = await guard(url)
         except BlockedURL as exc:
             raise RequestError(f"refused {url}: {exc}") from None
         if _dot_segments(httpx.URL(url)):
             raise RequestError(f"refused {url}: '.' or '..' path segments are not allowed")
-        request = client.build_request(method, url, headers=headers, content=content, json=payload)
+        target, sent_headers, extensions = _pin(url, checked, headers)
+        request = client.build_request(
+            method, target, headers=sent_headers, content=content, json=payload,
+            extensions=extensions,
+        )  # fmt: skip
         response = await client.send(request, stream=True)
         try:
             location = response.headers.get("location")
             if method == "GET" and response.is_redirect and location:
-                url = urljoin(str(response.url), location)
+                url = urljoin(url, location)  # the name, not the pinned address
                 hops.append(url)
                 next_origin = httpx.URL(url).copy_with(path="/", query=None, fragment=None)
                 if next_origin != origin:
@@ -277,6 +282,21 @@ async def send(
             hops,
         )
     raise RequestError(f"more than {MAX_REDIRECTS} redirects: {' -> '.join(hops[:4])} ...")
+
+
+def _pin(
+    url: str, checked: str | Pinned, headers: dict[str, str]
+) -> tuple[httpx.URL, dict[str, str], dict[str, Any]]:
+    """Connect to the address the guard checked, still speaking to the name: the Host header
+    and, for https, the TLS server name (so the certificate is verified against the name)."""
+    logical = httpx.URL(url)
+    if not isinstance(checked, Pinned) or checked.address is None:
+        return logical, headers, {}
+    extensions: dict[str, Any] = {}
+    if logical.scheme == "https":
+        extensions["sni_hostname"] = logical.host
+    host = {"Host": logical.netloc.decode("ascii")}
+    return logical.copy_with(host=checked.address), {**headers, **host}, extensions
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
@@ -346,8 +366,8 @@ async def request(
 ) -> ToolResult:
     """The whole call, errors returned as results. `guard` defaults to the SSRF check."""
 
-    async def ssrf(hop: str) -> str:
-        return await check_url(hop, allow_private=settings.allow_private_networks)
+    async def ssrf(hop: str) -> Pinned:
+        return await pin_url(hop, allow_private=settings.allow_private_networks)
 
     secrets: dict[str, str] = {}
     timeout = settings.timeout_seconds

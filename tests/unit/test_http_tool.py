@@ -14,7 +14,7 @@ import pytest
 from augure.approval.rules import matches
 from augure.config import ToolsConfig, load_config
 from augure.memory.store import MemoryStore
-from augure.netguard import check_url
+from augure.netguard import BlockedURL, Pinned, check_url, pin_url
 from augure.store.db import Store
 from augure.tools.base import Egress, RunContext, ToolResult
 from augure.tools.http import HttpSettings, Preset, http_tool, request, rule, target
@@ -355,3 +355,37 @@ async def test_the_tool_reads_its_config_table(tmp_path: Path, upstream: FakeUps
     broken = await run_tool(tmp_path, bad, {"method": "GET", "url": url})
     assert not broken.success and "fix [tools.http]" in broken.output
     assert http_tool.config_check(load_config(home=tmp_path)) is None
+
+
+async def test_the_connection_goes_to_the_checked_address_not_a_new_lookup(
+    upstream: FakeUpstream,
+) -> None:
+    """DNS rebinding: a name may answer a public address to the check and a private one to
+    the connection. The request must use the address the guard checked. `.invalid` never
+    resolves, so this succeeds only if no second lookup happens."""
+    port = upstream.root.rsplit(":", 1)[1]
+    pinned_to: list[str] = []
+
+    async def checked_as_loopback(url: str) -> Pinned:
+        pinned_to.append(url)
+        return Pinned(url, "127.0.0.1")
+
+    url = f"http://rebind.invalid:{port}/echo"
+    result = await request("GET", url, settings=HttpSettings(), guard=checked_as_loopback)
+    assert result.success, result.output
+    assert f'"host": "rebind.invalid:{port}"' in result.output.lower()
+    method, path, headers, _ = upstream.requests[-1]
+    assert (method, path, headers["Host"]) == ("GET", "/echo", f"rebind.invalid:{port}")
+
+    # A relative redirect is joined to the name and checked (and pinned) again.
+    await request(
+        "GET", f"http://rebind.invalid:{port}/redirect?to=/echo", settings=HttpSettings(),
+        guard=checked_as_loopback,
+    )  # fmt: skip
+    assert pinned_to[-1] == f"http://rebind.invalid:{port}/echo"
+
+
+async def test_pin_url_refuses_names_that_resolve_to_private_addresses() -> None:
+    with pytest.raises(BlockedURL):
+        await pin_url("http://localhost:9/")
+    assert (await pin_url("http://localhost:9/", allow_private=True)).address is None
