@@ -86,13 +86,16 @@ SUMMARY_PROMPT = (
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    return (
-        sum(
-            len(json.dumps(m.get("content"))) + len(json.dumps(m.get("tool_calls")))
-            for m in messages
-        )
-        // 4
-    )
+    """About 4 characters a token. Runs every turn over the whole history, so plain strings
+    are measured directly rather than JSON-encoded."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        total += len(content) if isinstance(content, str) else len(json.dumps(content or ""))
+        calls = message.get("tool_calls")
+        if calls:
+            total += len(json.dumps(calls))
+    return total // 4
 
 
 def shorten_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
