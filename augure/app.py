@@ -14,6 +14,7 @@ from augure.config import Config
 from augure.memory.store import MemoryStore
 from augure.scheduler.service import Scheduler
 from augure.secrets import Redactor
+from augure.skills.service import SkillService
 from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.tools import browser as browser_module
@@ -30,6 +31,7 @@ from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.sandbox_exec import opencode, sandbox_exec
 from augure.tools.schedule import schedule
+from augure.tools.skills import skill_tools
 from augure.tools.web_search import web_search
 
 log = logging.getLogger(__name__)
@@ -77,6 +79,7 @@ class Core:
     agent: Agent
     redact: Redactor
     scheduler: Scheduler
+    skills: SkillService
     started_at: float = field(default_factory=time.time)
 
     @classmethod
@@ -109,20 +112,43 @@ class Core:
             await agent.new_conversation(conversation)
             return (await agent.handle(conversation, prompt, origin="job")).text
 
+        async def run_skill(skill_id: str) -> str:
+            return await skills.run_scheduled(skill_id)
+
         scheduler = Scheduler(
             store,
             run_job,
             default_zone=config.zone,
             misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
             owner_chat=config.owner_chat,
+            run_skill=run_skill,
         )
         registry.context.scheduler = scheduler
+        # Skills: their tools need the service, which needs the agent and the scheduler.
+        skills = SkillService(config, store, registry, agent, scheduler, llm)
+        for skill_tool in skill_tools(skills):
+            if enabled(skill_tool.name, config) and registry.get(skill_tool.name) is None:
+                registry.register(skill_tool)
+        await skills.install_bundled()
+        skills.watch()
         return cls(
-            config, store, memory, registry, audit, gate, executor, llm, agent, redact, scheduler
+            config,
+            store,
+            memory,
+            registry,
+            audit,
+            gate,
+            executor,
+            llm,
+            agent,
+            redact,
+            scheduler,
+            skills,
         )
 
     async def close(self) -> None:
         await self.scheduler.stop()
+        await self.skills.close()
         await self.gate.close()
         await browser_module.shutdown()
         await self.llm.close()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure import cli_audit, cli_jobs
+from augure import cli_audit, cli_jobs, cli_skills
 from augure.cli_audit import UsageError
 from augure.config import Config, ConfigError, load_config
 from augure.store.audit import STATUSES
@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         rule = rules_commands.add_parser(effect, help=f"always {effect} calls matching PATTERN")
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
     cli_jobs.add_parser(commands)
+    cli_skills.add_parser(commands)
     return parser
 
 
@@ -205,6 +206,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "reject": cli_audit.reject,
     "rules": cli_audit.rules,
     "jobs": cli_jobs.jobs,
+    "skills": cli_skills.skills,
 }
 
 

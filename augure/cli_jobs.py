@@ -80,7 +80,11 @@ async def jobs(config: Config, args: argparse.Namespace) -> int:
             print(f"Added {job.describe(ZoneInfo(scheduler.zone))}")
             return 0
         if action == "remove":
-            if not await scheduler.delete(args.id):
+            try:
+                removed = await scheduler.remove(args.id)
+            except JobError as exc:
+                raise UsageError(str(exc)) from None
+            if not removed:
                 raise UsageError(f"no job {args.id!r}; see `augure jobs list`")
             print(f"Removed job {args.id}.")
             return 0

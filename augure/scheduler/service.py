@@ -41,6 +41,8 @@ PAUSED_KEY = "scheduler.paused"
 
 Clock = Callable[[], datetime]
 RunTurn = Callable[[str, str], Awaitable[str]]  # (conversation key, prompt) → reply text
+RunSkill = Callable[[str], Awaitable[str]]  # skill id → its output
+SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
 
 
 class Notifier(Protocol):
@@ -122,9 +124,11 @@ class Scheduler:
         misfire_grace_seconds: int,
         owner_chat: str | None,
         clock: Clock = lambda: datetime.now(UTC),
+        run_skill: RunSkill | None = None,
     ) -> None:
         self.db = store.db
         self.run_turn = run_turn
+        self.run_skill = run_skill
         self.zone = default_zone
         self.grace = timedelta(seconds=misfire_grace_seconds)
         self.owner_chat = owner_chat
@@ -200,6 +204,16 @@ class Scheduler:
         await self.db.commit()
         return cursor.rowcount == 1
 
+    async def remove(self, job_id: str) -> bool:
+        """Delete one of the owner's jobs. A skill's schedule belongs to the skill: removing
+        it here would bypass manage_skill's approval."""
+        if job_id.startswith(SKILL_JOB_PREFIX):
+            raise JobError(
+                f"{job_id} is a skill's schedule: pause or delete the skill instead "
+                "(manage_skill, /skills, augure skills)"
+            )
+        return await self.delete(job_id)
+
     async def get(self, job_id: str) -> Job | None:
         async with self.db.execute(
             "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
@@ -210,11 +224,43 @@ class Scheduler:
         return Job(*row) if row else None
 
     async def jobs(self) -> list[Job]:
+        """The owner's jobs; skills' schedules are listed with the skills (/skills)."""
         async with self.db.execute(
             "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
-            "last_outcome FROM jobs ORDER BY next_run IS NULL, next_run, id"
+            "last_outcome FROM jobs WHERE skill IS NULL ORDER BY next_run IS NULL, next_run, id"
         ) as cursor:
             return [Job(*row) for row in await cursor.fetchall()]
+
+    # -- skills on a schedule -----------------------------------------------------------
+
+    async def schedule_skill(
+        self, skill_id: str, cron: str, timezone: str | None, chat_id: str | None = None
+    ) -> Job:
+        """(Re)schedule a cron skill as the job `skill:<id>`; runs keep the usual ledger."""
+        zone = timezone or self.zone
+        try:
+            ZoneInfo(zone)
+        except (KeyError, ValueError):
+            raise JobError(f"unknown time zone {zone!r}; use an IANA name") from None
+        first = cron_trigger(cron, zone).get_next_fire_time(None, self.now() + TICK)
+        # "owner" is resolved by the channel when delivering: the allowlist may change later.
+        target = chat_id or self.owner_chat or "owner"
+        job_id = SKILL_JOB_PREFIX + skill_id
+        await self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+        await self.db.execute(
+            "INSERT INTO jobs (id, cron, timezone, prompt, chat_id, next_run, created_at, skill) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (job_id, cron, zone, f"run skill {skill_id}", target,
+             first.astimezone(UTC).isoformat() if first else None, time.time(), skill_id),
+        )  # fmt: skip
+        await self.db.commit()
+        self._wake.set()
+        job = await self.get(job_id)
+        assert job is not None
+        return job
+
+    async def unschedule_skill(self, skill_id: str) -> bool:
+        return await self.delete(SKILL_JOB_PREFIX + skill_id)
 
     async def request_run(self, job_id: str) -> bool:
         """Run a job now, once, without changing its schedule (picked up by the loop)."""
@@ -328,7 +374,11 @@ class Scheduler:
 
     async def _run(self, job: Job, scheduled: datetime, manual: bool) -> None:
         try:
-            reply = await self.run_turn(f"job:{job.id}", job.prompt)
+            skill = await self._skill_of(job.id)
+            if skill is not None and self.run_skill is not None:
+                reply = await self.run_skill(skill)
+            else:
+                reply = await self.run_turn(f"job:{job.id}", job.prompt)
         except Exception as exc:
             log.exception("job %s failed", job.id)
             reply = f"The job failed: {type(exc).__name__}: {exc}"
@@ -410,6 +460,11 @@ class Scheduler:
             (scheduled.isoformat(), outcome, job_id),
         )
         await self.db.commit()
+
+    async def _skill_of(self, job_id: str) -> str | None:
+        async with self.db.execute("SELECT skill FROM jobs WHERE id = ?", (job_id,)) as cursor:
+            row = await cursor.fetchone()
+        return str(row[0]) if row and row[0] else None
 
     async def _clear_request(self, job_id: str) -> None:
         await self.db.execute("UPDATE jobs SET run_requested = 0 WHERE id = ?", (job_id,))

@@ -105,6 +105,32 @@ MIGRATIONS: list[str] = [
         value TEXT NOT NULL
     );
     """,
+    # Skills: state, failures and run history live here, never in the skill's files. A job
+    # with `skill` set runs that skill instead of a prompt.
+    """
+    ALTER TABLE jobs ADD COLUMN skill TEXT;
+    CREATE TABLE skills (
+        id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        version TEXT NOT NULL,
+        source TEXT NOT NULL,
+        failures INTEGER NOT NULL DEFAULT 0,
+        reason TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE skill_runs (
+        id INTEGER PRIMARY KEY,
+        skill_id TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        outcome TEXT,
+        output TEXT,
+        calls TEXT
+    );
+    CREATE INDEX skill_runs_by_skill ON skill_runs(skill_id, id);
+    """,
 ]
 
 

@@ -39,9 +39,13 @@ async def schedule(
     if action == "delete":
         if not id:
             return ToolResult.error("delete needs the job id")
-        if await scheduler.delete(id):
-            return ToolResult.ok(f"Deleted job {id}.")
-        return ToolResult.error(f"no job {id!r}")
+        try:
+            removed = await scheduler.remove(id)
+        except JobError as exc:
+            return ToolResult.error(str(exc))
+        return (
+            ToolResult.ok(f"Deleted job {id}.") if removed else ToolResult.error(f"no job {id!r}")
+        )
     try:
         job = await scheduler.create(
             prompt=prompt or "",

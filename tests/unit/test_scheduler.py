@@ -252,3 +252,11 @@ async def test_run_now_keeps_the_schedule(store: Store) -> None:
     after = await made.get("morning")
     assert after is not None and after.next_run == job.next_run
     assert await tick(made) == 0
+
+
+async def test_a_skills_schedule_cannot_be_removed_as_a_job(store: Store) -> None:
+    made = scheduler(store, Clock(), World())
+    await made.schedule_skill("daily-digest", "0 8 * * *", None)
+    with pytest.raises(JobError, match="skill's schedule"):
+        await made.remove("skill:daily-digest")
+    assert await made.unschedule_skill("daily-digest")

@@ -35,6 +35,7 @@ from augure.channels.telegram.media import (
     send_artifacts,
     voice_bytes,
 )
+from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
@@ -54,6 +55,7 @@ COMMANDS = {
     "jobs": "Scheduled jobs",
     "pause": "Pause scheduled jobs",
     "resume": "Resume scheduled jobs",
+    "skills": "Skills: state, trigger, last run",
 }
 
 HELP = """I am your personal assistant. Write to me in plain language.
@@ -62,6 +64,7 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /status — model, uptime and state
 /approvals — pending approvals and always-allow rules (with Revoke buttons)
 /jobs — scheduled jobs; /pause and /resume stop and restart them
+/skills — skills with their state, trigger and last run
 /usage — tokens and estimated cost; /memory — memory files
 
 Send photos, documents and voice notes too.
@@ -100,6 +103,7 @@ class TelegramChannel:
         app.add_handler(CommandHandler("jobs", self._jobs))
         app.add_handler(CommandHandler("pause", self._pause))
         app.add_handler(CommandHandler("resume", self._resume))
+        app.add_handler(CommandHandler("skills", self._skills))
         app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
         app.add_handler(CommandHandler("usage", self._usage))
         app.add_handler(CommandHandler("memory", self._memory))
@@ -226,6 +230,9 @@ class TelegramChannel:
     async def _resume(self, update: Update, context: Context) -> None:
         await self.core.scheduler.set_paused(False)
         await self._say(update, "Scheduled jobs resumed.")
+
+    async def _skills(self, update: Update, context: Context) -> None:
+        await self._say(update, await skills_report(self.core))
 
     async def _say(self, update: Update, text: str) -> None:
         assert update.effective_chat is not None

@@ -1,0 +1,1 @@
+"""Skills: folders of instructions and code the assistant runs (SPEC §7)."""

@@ -1,0 +1,192 @@
+"""What a skill is on disk (SPEC §7): `SKILL.md` front matter and body, `skill.py`, `test.json`.
+
+Parsing only: nothing here touches the filesystem or the database. Every id is checked with
+`check_id` before any path is built from it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+
+from augure.scheduler.service import JobError, cron_trigger
+from augure.skills.hub import MAX_ID_LENGTH, SKILL_ID
+
+MAX_ID = MAX_ID_LENGTH
+SKILL_MD = "SKILL.md"
+SKILL_PY = "skill.py"
+TEST_JSON = "test.json"
+FILES = (SKILL_MD, SKILL_PY, TEST_JSON)
+VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
+MAX_DESCRIPTION = 1024  # the Agent Skills format's limit
+
+State = Literal["draft", "testing", "active", "paused", "broken"]
+STATES: tuple[State, ...] = ("draft", "testing", "active", "paused", "broken")
+
+
+class SkillError(ValueError):
+    """A skill (or an id) that cannot be used as given; the message is fit for the owner."""
+
+
+def check_id(skill_id: object) -> str:
+    """The id itself, or SkillError: lowercase words joined by hyphens, at most 64 characters."""
+    if not isinstance(skill_id, str) or len(skill_id) > MAX_ID or not SKILL_ID.match(skill_id):
+        shown = repr(skill_id)[:80]
+        raise SkillError(
+            f"invalid skill id {shown}: lowercase letters and digits in words joined by single "
+            f"hyphens, at most {MAX_ID} characters"
+        )
+    return skill_id
+
+
+@dataclass(frozen=True)
+class SkillMeta:
+    name: str
+    description: str
+    version: str = "0.1.0"
+    trigger: Literal["manual", "cron"] = "manual"
+    schedule: str | None = None
+    timezone: str | None = None
+    tools: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    body: str = ""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A hub skill fetched, hash-checked, parsed and scanned: what the owner approves."""
+
+    meta: SkillMeta
+    files: dict[str, bytes]
+    verdict: str
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "skill": self.meta.name,
+            "version": self.meta.version,
+            "summary": self.meta.description,
+            "tools": list(self.meta.tools),
+            "scan": self.verdict,
+        }
+
+
+@dataclass(frozen=True)
+class SkillTest:
+    answers: dict[str, str] = field(default_factory=dict)
+    expect_output_contains: tuple[str, ...] = ()
+
+
+def parse_skill_md(text: str, expected_id: str | None = None) -> SkillMeta:
+    """Front matter between `---` lines, then the body. SkillError names what is wrong."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise SkillError("SKILL.md must start with YAML front matter between '---' lines")
+    try:
+        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
+    except StopIteration:
+        raise SkillError("SKILL.md: the front matter has no closing '---'") from None
+    try:
+        front = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        raise SkillError(f"SKILL.md: the front matter is not valid YAML ({exc})") from None
+    if not isinstance(front, dict):
+        raise SkillError("SKILL.md: the front matter must be a mapping of keys")
+    body = "\n".join(lines[end + 1 :]).strip()
+    return _meta(front, body, expected_id)
+
+
+def _meta(front: dict[str, Any], body: str, expected_id: str | None) -> SkillMeta:
+    name = check_id(front.get("name"))
+    if expected_id is not None and name != expected_id:
+        raise SkillError(f"SKILL.md: name {name!r} differs from the skill id {expected_id!r}")
+    description = front.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SkillError("SKILL.md: description is required (one line saying what it does)")
+    description = " ".join(description.split())
+    if len(description) > MAX_DESCRIPTION:
+        raise SkillError(f"SKILL.md: description is over {MAX_DESCRIPTION} characters")
+    version = str(front.get("version", "0.1.0"))
+    if not VERSION.match(version):
+        raise SkillError(f"SKILL.md: version {version!r} is not like 1.2.0")
+    trigger = front.get("trigger", "manual")
+    if trigger not in ("manual", "cron"):
+        raise SkillError("SKILL.md: trigger must be 'manual' or 'cron'")
+    schedule = front.get("schedule")
+    timezone = front.get("timezone")
+    if timezone is not None and not isinstance(timezone, str):
+        raise SkillError("SKILL.md: timezone must be an IANA name such as Europe/Paris")
+    if trigger == "cron":
+        if not isinstance(schedule, str):
+            raise SkillError("SKILL.md: a cron skill needs schedule (5 fields, e.g. 0 8 * * *)")
+        try:
+            cron_trigger(schedule, timezone or "UTC")
+        except (JobError, KeyError, ValueError) as exc:
+            raise SkillError(f"SKILL.md: {exc}") from None
+    elif schedule is not None and not isinstance(schedule, str):
+        raise SkillError("SKILL.md: schedule must be a 5-field cron string")
+    return SkillMeta(
+        name=name,
+        description=description,
+        version=version,
+        trigger=trigger,
+        schedule=schedule if trigger == "cron" else None,
+        timezone=timezone,
+        tools=_names(front.get("tools"), "tools"),
+        tags=_names(front.get("tags"), "tags"),
+        body=body,
+    )
+
+
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part.strip() for part in value.replace(",", " ").split()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SkillError(f"SKILL.md: {key} must be a list of names")
+    return tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
+
+
+def parse_test_json(text: str) -> SkillTest:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SkillError(f"test.json is not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise SkillError("test.json must be an object with answers and expect_output_contains")
+    answers = data.get("answers", {})
+    expected = data.get("expect_output_contains", [])
+    if not isinstance(answers, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in answers.items()
+    ):
+        raise SkillError('test.json: answers must map tool names to text ({"tool": "text"})')
+    if not isinstance(expected, list) or not all(isinstance(e, str) for e in expected):
+        raise SkillError("test.json: expect_output_contains must be a list of strings")
+    return SkillTest(dict(answers), tuple(expected))
+
+
+def render_skill_md(meta: SkillMeta) -> str:
+    """SKILL.md text for `meta` (used to bump a repaired skill's version)."""
+    front: dict[str, Any] = {"name": meta.name, "description": meta.description}
+    front["version"] = meta.version
+    front["trigger"] = meta.trigger
+    if meta.schedule:
+        front["schedule"] = meta.schedule
+    if meta.timezone:
+        front["timezone"] = meta.timezone
+    front["tools"] = list(meta.tools)
+    front["tags"] = list(meta.tags)
+    dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True).strip()
+    return f"---\n{dumped}\n---\n\n{meta.body}\n"
+
+
+def bump(version: str) -> str:
+    """The next patch version: 1.2.0 → 1.2.1, 2 → 2.0.1."""
+    parts = [int(p) for p in version.split(".")] if VERSION.match(version) else [0, 1, 0]
+    parts += [0] * (3 - len(parts))
+    parts[2] += 1
+    return ".".join(str(p) for p in parts)

@@ -1,0 +1,397 @@
+"""The skills service: create, test, run, repair, pause, install. One per Core.
+
+States (SPEC §7, issue): `draft` (written, its test never passed), `testing`, `active`,
+`paused` (by the owner, or after `skills.max_failures` failed runs), `broken` (installed but
+its test failed). Only `active` skills run, and only they are in the prompt's catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from augure.agent.llm import LLM
+from augure.approval.gate import REJECTED_BY_USER, TIMED_OUT
+from augure.codemode import runtime, stubs
+from augure.config import Config
+from augure.scheduler.service import JobError, Scheduler
+from augure.skills import generate, hub, scan
+from augure.skills.model import (
+    FILES,
+    SKILL_MD,
+    Prepared,
+    SkillError,
+    SkillMeta,
+    bump,
+    check_id,
+    parse_skill_md,
+    render_skill_md,
+)
+from augure.skills.runner import CheckResult, RunResult, check_files, run_skill_code
+from augure.skills.store import SkillRecord, SkillStore, bundled_dir
+from augure.store.db import Store
+from augure.tools.base import RunContext
+from augure.tools.execute_code import api_tools
+from augure.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from augure.agent.loop import Agent
+
+log = logging.getLogger(__name__)
+
+# Not callable from a skill: one that creates, runs or installs skills makes failures recursive.
+SKILL_TOOLS = frozenset(
+    {"create_skill", "list_skills", "run_skill", "manage_skill", "install_skill"}
+)
+WATCH_SECONDS = 2.0  # how soon changes made by another process (the CLI) reach the prompt
+BUNDLED_KEY = "skills.bundled."  # + id: installed once; a skill the owner deleted stays gone
+
+
+class SkillService:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        registry: ToolRegistry,
+        agent: Agent,
+        scheduler: Scheduler,
+        llm: LLM,
+    ) -> None:
+        self.config = config
+        self.files = SkillStore(config.skills.path or config.home / "skills", store)
+        self.registry = registry
+        self.agent = agent
+        self.scheduler = scheduler
+        self.llm = llm
+        self._coding = generate.coding_llm(config)
+        self._prepared: dict[str, Prepared] = {}  # shown in an approval, installed after it
+        self._watcher: asyncio.Task[None] | None = None
+
+    @property
+    def max_failures(self) -> int:
+        return self.config.skills.max_failures
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        if self._coding is not None:
+            await self._coding.close()
+
+    def watch(self) -> None:
+        """Keep the catalog current when another process (`augure skills ...`) changes skills."""
+        if self._watcher is None:
+            watching = self.files.watch(self.refresh_catalog, WATCH_SECONDS)
+            self._watcher = asyncio.create_task(watching)
+
+    # -- what the model may call -------------------------------------------------------
+
+    def known_tools(self) -> set[str]:
+        """Tools a skill's code may declare: those code mode offers, minus SKILL_TOOLS."""
+        return {t.name for t in api_tools(self.registry)} - SKILL_TOOLS
+
+    def _stubs(self) -> list[str]:
+        tools = [self.registry.get(n) for n in sorted(self.known_tools())]
+        return [stubs.stub(t, brief=True) for t in tools if t is not None]
+
+    def _limits(self) -> runtime.Limits:
+        code_mode = self.config.code_mode
+        return runtime.Limits(code_mode.timeout_seconds, code_mode.max_tool_calls)
+
+    # -- first run, catalog ------------------------------------------------------------
+
+    async def install_bundled(self) -> list[str]:
+        """Copy the bundled skills a home has never had; record them active."""
+        source = bundled_dir()
+        installed: list[str] = []
+        if source is None:
+            return installed
+        for folder in sorted(p for p in source.iterdir() if (p / SKILL_MD).is_file()):
+            try:
+                skill_id = check_id(folder.name)
+                if await self.files.setting(BUNDLED_KEY + skill_id) is not None:
+                    continue
+                files = {n: (folder / n).read_bytes() for n in FILES if (folder / n).is_file()}
+                meta = parse_skill_md(files[SKILL_MD].decode(), skill_id)
+                if not self.files.exists(skill_id) and await self.files.record(skill_id) is None:
+                    self.files.write(skill_id, files)
+                    await self.files.put(
+                        skill_id, state="active", version=meta.version, source="bundled"
+                    )
+                    await self._schedule(meta)
+                    installed.append(skill_id)
+                await self.files.set_setting(BUNDLED_KEY + skill_id, meta.version)
+            except (SkillError, JobError, OSError) as exc:
+                log.warning("bundled skill %s not installed: %s", folder.name, exc)
+        await self.refresh_catalog()
+        return installed
+
+    async def refresh_catalog(self) -> None:
+        self.agent.catalog = await self.files.catalog()
+
+    async def summary(self, skill_id: str) -> dict[str, Any]:
+        record = await self._record(check_id(skill_id))
+        meta = self.files.meta(skill_id)
+        return {"skill": skill_id, "state": record.state, "summary": meta.description}
+
+    async def _record(self, skill_id: str) -> SkillRecord:
+        return await self.files.existing(skill_id)
+
+    # -- testing -----------------------------------------------------------------------
+
+    async def check(self, meta: SkillMeta, files: dict[str, bytes]) -> CheckResult:
+        return await check_files(meta, files, self.registry, self._limits())
+
+    async def _activate(self, meta: SkillMeta) -> None:
+        await self.files.set_state(meta.name, "active")
+        await self._schedule(meta)
+        await self.refresh_catalog()
+
+    async def _schedule(self, meta: SkillMeta) -> None:
+        if meta.trigger == "cron" and meta.schedule:
+            await self.scheduler.schedule_skill(meta.name, meta.schedule, meta.timezone)
+        else:
+            await self.scheduler.unschedule_skill(meta.name)
+
+    # -- create ------------------------------------------------------------------------
+
+    async def create(self, request: generate.Request) -> str:
+        """Generate, test and (if the test passes) activate. The text is for the owner."""
+        llm = self._coding or self.llm
+        messages = generate.first_messages(request, self._stubs())
+        skill_id: str | None = None
+        problem = ""
+        for attempt in range(1 + self.max_failures):
+            if attempt:
+                messages.append(generate.retry_message(problem))
+            answer = await generate.ask(llm, messages)
+            try:
+                draft = generate.parse_answer(answer, request, self.known_tools(), skill_id)
+            except SkillError as exc:
+                problem = str(exc)
+                continue
+            if skill_id is None:
+                if await self.files.record(draft.meta.name) or self.files.exists(draft.meta.name):
+                    problem = f"a skill named {draft.meta.name!r} exists; choose another name"
+                    continue
+                skill_id = draft.meta.name
+            self.files.write(skill_id, draft.files)
+            await self.files.put(
+                skill_id, state="testing", version=draft.meta.version, source="generated"
+            )
+            result = await self.check(draft.meta, draft.files)
+            if result.passed:
+                await self._activate(draft.meta)
+                when = (
+                    f"scheduled `{draft.meta.schedule}`"
+                    if draft.meta.trigger == "cron"
+                    else "run it with run_skill"
+                )
+                repairs = f" after {attempt} repair round(s)" if attempt else ""
+                return (
+                    f"Skill {skill_id} {draft.meta.version} is active{repairs} ({when}): "
+                    f"{draft.meta.description}\nTest output:\n{result.detail}"
+                )
+            problem = f"the test failed: {result.detail}"
+            await self.files.set_state(skill_id, "draft", problem)
+        if skill_id is None:
+            raise SkillError(f"the coding model gave no usable skill: {problem}")
+        await self.files.set_state(skill_id, "draft", problem)
+        raise SkillError(
+            f"skill {skill_id} stays a draft: {problem} (after {self.max_failures} repair "
+            "rounds, skills.max_failures)"
+        )
+
+    # -- run ---------------------------------------------------------------------------
+
+    async def run(self, skill_id: str, ctx: RunContext) -> RunResult:
+        """Run an active skill once, recorded; a failure counts towards the limit."""
+        record = await self._record(check_id(skill_id))
+        if record.state != "active":
+            why = f" ({record.reason})" if record.reason else ""
+            raise SkillError(f"skill {skill_id} is {record.state}{why}; only active skills run")
+        meta = self.files.meta(skill_id)
+        run_id = await self.files.run_started(skill_id, ctx.origin)
+        code = self.files.code(skill_id)
+        try:
+            if code is not None:
+                allowed = set(meta.tools) & self.known_tools()
+                result = await run_skill_code(code, allowed, ctx)
+            else:
+                result = await self._instructions(meta)
+        except Exception as exc:  # a run that crashed is a failed run, recorded
+            log.exception("skill %s failed", skill_id)
+            result = RunResult(False, f"Error: {type(exc).__name__}: {exc}", [])
+        said_no = REJECTED_BY_USER in result.output or TIMED_OUT in result.output
+        rejected = not result.ok and said_no
+        outcome = "ok" if result.ok else "rejected" if rejected else "failed"
+        await self.files.run_finished(run_id, outcome, result.output, result.calls)
+        if result.ok:
+            if record.failures:
+                await self.files.set_failures(skill_id, 0)
+            return result
+        if rejected:  # the owner said no: not a fault of the skill
+            return result
+        note = await self._failed(record, meta, result.output)
+        return dataclasses.replace(result, output=f"{result.output}\n\n{note}")
+
+    async def run_scheduled(self, skill_id: str) -> str:
+        """For the scheduler: the output delivered to the owner, errors included."""
+        ctx = dataclasses.replace(self.registry.context, origin="skill", chat_id=None)
+        try:
+            return (await self.run(skill_id, ctx)).output
+        except SkillError as exc:
+            return f"Skill {skill_id} did not run: {exc}"
+
+    async def _instructions(self, meta: SkillMeta) -> RunResult:
+        conversation = f"skill:{meta.name}"
+        await self.agent.new_conversation(conversation)
+        prompt = (
+            f"Run the skill {meta.name} now ({meta.description}). Follow its instructions and "
+            f"answer with the result for the owner.\n\n{meta.body}"
+        )
+        started = time.time()
+        reply = await self.agent.handle(conversation, prompt, origin="skill")
+        return RunResult(True, reply.text, await self.files.calls_since(conversation, started))
+
+    async def _failed(self, record: SkillRecord, meta: SkillMeta, failure: str) -> str:
+        failures = record.failures + 1
+        await self.files.set_failures(record.id, failures)
+        if failures >= self.max_failures:
+            await self.pause(record.id, f"{failures} failed runs (skills.max_failures)")
+            return (
+                f"Skill {record.id} is now paused after {failures} failed runs "
+                f"(skills.max_failures = {self.max_failures}); fix it, then resume it."
+            )
+        if record.source != "generated":
+            return f"Skill {record.id} failed ({failures}/{self.max_failures})."
+        return await self._repair(record, meta, failure, failures)
+
+    async def _repair(
+        self, record: SkillRecord, meta: SkillMeta, failure: str, failures: int
+    ) -> str:
+        files = self.files.files(record.id)
+        messages = generate.repair_messages(files, failure, self._stubs())
+        request = generate.Request(meta.description, meta.trigger, meta.schedule, meta.tags)
+        try:
+            answer = await generate.ask(self._coding or self.llm, messages)
+            draft = generate.parse_answer(answer, request, self.known_tools(), record.id)
+        except SkillError as exc:
+            return f"Skill {record.id} failed ({failures}/{self.max_failures}); repair: {exc}"
+        repaired = dataclasses.replace(draft.meta, version=bump(record.version))
+        new_files = {**draft.files, SKILL_MD: render_skill_md(repaired).encode()}
+        result = await self.check(repaired, new_files)
+        if not result.passed:
+            return (
+                f"Skill {record.id} failed ({failures}/{self.max_failures}); the repair did not "
+                f"pass its test, so the old version stays: {result.detail}"
+            )
+        self.files.write(record.id, new_files, staging=True)
+        self.files.promote(record.id)
+        await self.files.put(
+            record.id, state="active", version=repaired.version, source=record.source
+        )
+        await self.files.set_failures(record.id, failures)
+        await self._activate(repaired)
+        return (
+            f"Skill {record.id} failed ({failures}/{self.max_failures}); it was repaired "
+            f"and tested: now version {repaired.version}."
+        )
+
+    # -- manage ------------------------------------------------------------------------
+
+    async def pause(self, skill_id: str, reason: str = "paused by the owner") -> str:
+        record = await self._record(skill_id)
+        await self.files.set_state(record.id, "paused", reason)
+        await self.scheduler.unschedule_skill(record.id)
+        await self.refresh_catalog()
+        return f"Skill {skill_id} is paused."
+
+    async def resume(self, skill_id: str) -> str:
+        record = await self._record(skill_id)
+        if record.state != "paused":
+            raise SkillError(f"skill {skill_id} is {record.state}, not paused")
+        await self.files.set_failures(record.id, 0)
+        await self._activate(self.files.meta(skill_id))
+        return f"Skill {skill_id} is active again."
+
+    async def delete(self, skill_id: str) -> str:
+        await self._record(skill_id)
+        await self.scheduler.unschedule_skill(skill_id)
+        self.files.remove_files(skill_id)
+        await self.files.forget(skill_id)
+        await self.refresh_catalog()
+        return f"Skill {skill_id} is deleted."
+
+    # -- the hub -----------------------------------------------------------------------
+
+    async def prepare(self, skill_id: str) -> Prepared | str:
+        """Fetch, hash-check, parse and scan a hub skill. A string is why it is refused."""
+        try:
+            check_id(skill_id)
+        except SkillError as exc:
+            return str(exc)
+        hub_url = self.config.skills.hub_url
+        if not hub_url:
+            return "no skill hub is configured: set skills.hub_url"
+        private = bool(self.config.tools.section("http").get("allow_private_networks"))
+        try:
+            manifest = await hub.fetch_manifest(hub_url, allow_private=private)
+            entry = next((s for s in manifest if s.id == skill_id), None)
+            if entry is None:
+                return f"the hub has no skill {skill_id!r}"
+            record = await self.files.record(skill_id)
+            if record is not None and not hub.newer(entry.version, record.version):
+                return (
+                    f"skill {skill_id} {record.version} is installed; the hub's {entry.version} "
+                    "is not newer"
+                )
+            files = await hub.fetch_skill(hub_url, entry, allow_private=private)
+        except hub.HubError as exc:
+            return f"refused {skill_id}: {exc}"
+        extra = sorted(set(files) - set(FILES))
+        if extra or SKILL_MD not in files:
+            return f"refused {skill_id}: a skill holds SKILL.md, skill.py, test.json; got {extra}"
+        try:
+            meta = parse_skill_md(files[SKILL_MD].decode("utf-8"), skill_id)
+        except (SkillError, UnicodeDecodeError) as exc:
+            return f"refused {skill_id}: {exc}"
+        result = scan.scan(files, meta.tools, self.known_tools())
+        if not result.ok:
+            return f"refused {skill_id}: the static scan failed: {result.verdict()}"
+        prepared = Prepared(meta, files, result.verdict())
+        self._prepared[skill_id] = prepared
+        return prepared
+
+    async def install(self, skill_id: str) -> str:
+        """Install what `prepare` showed the owner (or prepare it now: approval was off)."""
+        prepared = self._prepared.pop(skill_id, None) or await self.prepare(skill_id)
+        if isinstance(prepared, str):
+            raise SkillError(prepared)
+        meta, files = prepared.meta, prepared.files
+        previous = await self.files.record(skill_id)
+        if previous is None or not self.files.exists(skill_id):
+            self.files.write(skill_id, files)
+            await self.files.put(skill_id, state="testing", version=meta.version, source="hub")
+            result = await self.check(meta, files)
+            if not result.passed:
+                await self.files.set_state(skill_id, "broken", result.detail)
+                raise SkillError(f"skill {skill_id} installed but broken: {result.detail}")
+            await self._activate(meta)
+            return f"Installed skill {skill_id} {meta.version} (active): {meta.description}"
+        result = await self.check(meta, files)
+        if not result.passed:
+            return (
+                f"Kept skill {skill_id} {previous.version}: the new version {meta.version} "
+                f"failed its test: {result.detail}"
+            )
+        self.files.write(skill_id, files, staging=True)
+        self.files.promote(skill_id)
+        await self.files.put(skill_id, state="active", version=meta.version, source="hub")
+        await self._activate(meta)
+        return f"Updated skill {skill_id} from {previous.version} to {meta.version} (active)."

@@ -1,0 +1,126 @@
+"""The skill tools (SPEC §3): create_skill, list_skills, run_skill, manage_skill, install_skill.
+
+They are built around one SkillService (`skill_tools(service)`), so they share its store and
+its cache of what an install approval showed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
+
+from augure.skills.generate import Request
+from augure.skills.model import SkillError, check_id
+from augure.tools.base import Egress, RunContext, Tool, ToolResult, tool
+
+if TYPE_CHECKING:
+    from augure.skills.service import SkillService
+
+SkillId = Annotated[str, Field(description="the skill id (lowercase words joined by hyphens)")]
+
+
+def skill_tools(service: SkillService) -> list[Tool]:
+    @tool(
+        "create_skill",
+        safe=False,
+        # The coding model writes, the test runs, repairs follow: minutes, not seconds.
+        timeout=900.0,
+        hint="create_skill turns a repeatable task the owner describes into a tested skill; "
+        "active skills are listed below and run with run_skill.",
+    )
+    async def create_skill(
+        ctx: RunContext,
+        description: Annotated[str, Field(description="what the skill should do, in detail")],
+        trigger_type: Literal["cron", "manual"],
+        schedule: Annotated[
+            str | None, Field(description="5-field cron, required for trigger_type cron")
+        ] = None,
+        tags: list[str] | None = None,
+    ) -> ToolResult:
+        """Write a new skill from a description (code or instructions), test it, and
+        activate it if the test passes."""
+        if trigger_type == "cron" and not schedule:
+            return ToolResult.error("a cron skill needs schedule (5 fields, e.g. 0 8 * * *)")
+        request = Request(description, trigger_type, schedule, tuple(tags or ()))
+        try:
+            return ToolResult.ok(await service.create(request))
+        except SkillError as exc:
+            return ToolResult.error(str(exc))
+
+    @tool("list_skills")
+    async def list_skills(ctx: RunContext) -> ToolResult:
+        """List the skills with their state, trigger and last run."""
+        lines = [
+            f"{record.id} {record.version} [{record.state}] "
+            f"{'cron ' + meta.schedule if meta and meta.schedule else 'manual'}; last run: {last}"
+            f" — {meta.description if meta else '(SKILL.md unreadable)'}"
+            for record, meta, last in await service.files.listing()
+        ]
+        return ToolResult.ok("\n".join(lines) or "No skills yet.")
+
+    @tool(
+        "run_skill",
+        # The calls inside take the executor's write lock one by one; holding it for the
+        # whole run would deadlock the first write, as for execute_code.
+        safe=True,
+        timeout=3600.0,
+    )
+    async def run_skill(ctx: RunContext, id: SkillId) -> ToolResult:
+        """Run an active skill now; what it calls is approved as usual."""
+        try:
+            result = await service.run(id, ctx)
+        except SkillError as exc:
+            return ToolResult.error(str(exc))
+        return ToolResult(result.ok, result.output)
+
+    async def manage_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
+        # An id that names no skill is refused before the owner is bothered with it.
+        try:
+            return await service.summary(params.id)
+        except SkillError as exc:
+            return str(exc)
+
+    @tool(
+        "manage_skill",
+        risk="high",
+        target=lambda p: f"manage_skill:{p.action}:{p.id}",
+        preview=manage_preview,
+    )
+    async def manage_skill(
+        ctx: RunContext, id: SkillId, action: Literal["pause", "resume", "delete"]
+    ) -> ToolResult:
+        """Pause, resume or delete a skill."""
+        try:
+            check_id(id)
+            if action == "pause":
+                return ToolResult.ok(await service.pause(id))
+            if action == "resume":
+                return ToolResult.ok(await service.resume(id))
+            return ToolResult.ok(await service.delete(id))
+        except SkillError as exc:
+            return ToolResult.error(str(exc))
+
+    async def install_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
+        prepared = await service.prepare(params.skill_id)
+        return prepared if isinstance(prepared, str) else prepared.summary()
+
+    @tool(
+        "install_skill",
+        egress=Egress.WRITE,
+        target=lambda p: f"install_skill:{p.skill_id}",
+        preview=install_preview,
+        timeout=300.0,
+    )
+    async def install_skill(
+        ctx: RunContext,
+        skill_id: Annotated[str, Field(description="the id of a skill on the skill hub")],
+    ) -> ToolResult:
+        """Install (or update) a skill from the skill hub, after a hash check and a static
+        scan; it is tested before it becomes active."""
+        try:
+            return ToolResult.ok(await service.install(skill_id))
+        except SkillError as exc:
+            return ToolResult.error(str(exc))
+
+    return [create_skill, list_skills, run_skill, manage_skill, install_skill]
