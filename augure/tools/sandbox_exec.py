@@ -75,6 +75,7 @@ async def _run(
 @tool(
     "sandbox_exec",
     risk="high",
+    deferred=True,  # rarely needed: its schema is sent once the model loads it
     check=sandbox_problem,
     target=lambda p: f"sandbox_exec:argv={_command(p)}",
     rule=_exec_rule,
@@ -122,6 +123,7 @@ def _opencode_args(config: Config) -> list[str]:
 @tool(
     "opencode",
     risk="high",
+    deferred=True,
     check=opencode_problem,
     target=lambda p: f"opencode:task={str(p.task).strip()}",
     # A coding agent's actions are unbounded whatever the task's wording: always ask.

@@ -23,6 +23,7 @@ SkillId = Annotated[str, Field(description="the skill id (lowercase words joined
 def skill_tools(service: SkillService) -> list[Tool]:
     @tool(
         "create_skill",
+        deferred=True,  # skill management is occasional: loaded on demand
         safe=False,
         # The coding model writes, the test runs, repairs follow: minutes, not seconds.
         timeout=900.0,
@@ -84,6 +85,7 @@ def skill_tools(service: SkillService) -> list[Tool]:
     @tool(
         "manage_skill",
         risk="high",
+        deferred=True,
         target=lambda p: f"manage_skill:{p.action}:{p.id}",
         preview=manage_preview,
     )
@@ -108,6 +110,7 @@ def skill_tools(service: SkillService) -> list[Tool]:
     @tool(
         "install_skill",
         egress=Egress.WRITE,
+        deferred=True,
         target=lambda p: f"install_skill:{p.skill_id}",
         preview=install_preview,
         timeout=300.0,
