@@ -1,7 +1,8 @@
 """Augure's figures, measured on a real `augure run` process behind the test fakes.
 
-Run: `python -m bench.run` from the repository root (after `pip install -e '.[dev]'`); it
-ends with `bench.schemas` (schema tokens with and without deferred tools).
+Run: `python -m bench.run` from the repository root, after `pip install -e '.[dev]'`
+(`AUGURE_BENCH_PYTHON=/venv/bin/python` runs the bot under another interpreter, e.g. a plain
+`pip install .`). It ends with `bench.schemas` (schema tokens with and without deferral).
 Prints: per-turn overhead (injected message → sendMessage, instant model), startup time to
 the first getUpdates, idle RSS, Bot API calls per simple turn, and the size of the first
 model request split into system prompt and tool schemas.
@@ -26,6 +27,10 @@ from tests.fakes.telegram import FakeTelegram
 
 TURNS = 100
 STARTS = 5
+# The bot's interpreter. The default is this one (a dev install: the openai SDK then also
+# loads aiohttp, a test dependency, ~7 MB); point it at a plain `pip install .` venv to
+# measure what a user runs.
+BOT_PYTHON = os.environ.get("AUGURE_BENCH_PYTHON", sys.executable)
 
 
 def _environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict[str, str]:
@@ -35,7 +40,7 @@ def _environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict[st
 
 async def _spawn(env: dict[str, str], *command: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable,
+        BOT_PYTHON,
         "-m",
         *(command or ("augure", "run")),
         env=env,
