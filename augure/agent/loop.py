@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -92,10 +93,13 @@ class Agent:
         *,
         origin: str = "chat",
         stream: TurnStream | None = None,
+        tools: Collection[str] | None = None,
     ) -> Reply:
-        """Run one turn. Turns of one chat run one at a time; chats run concurrently."""
+        """Run one turn. Turns of one chat run one at a time; chats run concurrently.
+        `tools` limits the turn to those tools (a skill's declared ones)."""
+        allowed = frozenset(tools) if tools is not None else None
         async with self._locks[chat_id]:
-            return await self._turn(chat_id, content, origin, stream)
+            return await self._turn(chat_id, content, origin, stream, allowed)
 
     async def new_conversation(self, chat_id: str) -> None:
         async with self._locks[chat_id]:
@@ -114,7 +118,12 @@ class Agent:
         await self.store.add_messages(conversation.id, list(messages))
 
     async def _turn(
-        self, chat_id: str, content: Content, origin: str, stream: TurnStream | None
+        self,
+        chat_id: str,
+        content: Content,
+        origin: str,
+        stream: TurnStream | None,
+        allowed: frozenset[str] | None,
     ) -> Reply:
         conversation = await self._conversation(chat_id)
         tally = _Tally()
@@ -135,9 +144,13 @@ class Agent:
             self.catalog,
         )
         loaded = conversation.loaded_tools()
-        schemas = self._schemas(loaded)
+        schemas = self._schemas(loaded, allowed)
         ctx = dataclasses.replace(
-            self.registry.context, chat_id=chat_id, origin=origin, turn_id=new_id()
+            self.registry.context,
+            chat_id=chat_id,
+            origin=origin,
+            turn_id=new_id(),
+            allowed_tools=allowed,
         )
         artifacts: list[Artifact] = []
         mistaken: set[str] = set()  # calls the model got wrong, pruned once it has seen them
@@ -199,7 +212,7 @@ class Agent:
                     mistaken.add(call.id)
                 if call.name == "load_tools" and result.success:
                     loaded |= set(json.loads(call.arguments).get("names", []))
-                    schemas = self._schemas(loaded)
+                    schemas = self._schemas(loaded, allowed)
             await self._remember(
                 conversation,
                 *(tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)),
@@ -214,7 +227,11 @@ class Agent:
         await self._remember(conversation, {"role": "assistant", "content": response.content})
         return await finish(f"{response.content}\n\n{note}" if response.content else note)
 
-    def _schemas(self, loaded: set[str]) -> list[dict[str, Any]]:
+    def _schemas(
+        self, loaded: set[str], allowed: frozenset[str] | None = None
+    ) -> list[dict[str, Any]]:
+        if allowed is not None:  # a skill's turn: its declared tools, loaded or not
+            return [self.registry.schema(t) for t in self.registry.list() if t.name in allowed]
         # Code mode offers one tool whose description carries every tool as a typed `api.*`
         # function: one model call can then chain several tools.
         if self.config.code_mode.enabled:

@@ -256,7 +256,7 @@ class SkillService:
             f"answer with the result for the owner.\n\n{meta.body}"
         )
         started = time.time()
-        reply = await self.agent.handle(conversation, prompt, origin="skill")
+        reply = await self.agent.handle(conversation, prompt, origin="skill", tools=meta.tools)
         return RunResult(True, reply.text, await self.files.calls_since(conversation, started))
 
     async def _failed(self, record: SkillRecord, meta: SkillMeta, failure: str) -> str:

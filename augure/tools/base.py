@@ -63,6 +63,9 @@ class RunContext:
     chat_id: str | None = None
     origin: str = "chat"
     turn_id: str | None = None
+    # When set, only these tools may be called (a skill's declared tools); enforced by the
+    # executor, so no path around it exists.
+    allowed_tools: frozenset[str] | None = None
     registry: ToolRegistry | None = None
     scheduler: Any = None
 

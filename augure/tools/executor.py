@@ -66,6 +66,9 @@ class Executor:
             return ToolResult.error(params, prunable=True)
         if not enabled(name, self.config):
             return ToolResult.error(f"{name} is disabled by the owner's [tools] configuration")
+        if ctx.allowed_tools is not None and name not in ctx.allowed_tools:
+            allowed = ", ".join(sorted(ctx.allowed_tools)) or "none"
+            return ToolResult.error(f"{name} is not among the tools declared here ({allowed})")
 
         shown_args = self.redact.value(args)
         target = tool.target_for(params)

@@ -16,7 +16,7 @@ from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.test_approvals import approval_message, buttons, tool_results
 from tests.e2e.test_cli import augure, environment
 from tests.e2e.test_jobs import delivered, hello
-from tests.fakes.openai import Reply, text, tool
+from tests.fakes.openai import Reply, ToolCall, text, tool, tools
 
 WATER = "now = api.datetime()\nprint(f\"Water the plants! ({now.split(' ')[1]})\")\n"
 TEA_MD = (
@@ -367,9 +367,13 @@ async def test_bundled_skills_are_installed_active_and_run(bot: Bot) -> None:
     assert "standup: cron" in digest
 
     # The instruction skill runs as its own agent turn, its body as the instructions.
+    # Its turn sees only the tools its SKILL.md declares, and cannot call any other.
     bot.llm.script(
         tool("run_skill", {"id": "weekly-review"}),
-        tool("datetime", {}),
+        tools(
+            ToolCall("datetime", {}),
+            ToolCall("memory_write", {"path": "x.md", "content": "not declared"}),
+        ),
         text("This week: tea."),
         text("Here is your review."),
     )
@@ -378,6 +382,11 @@ async def test_bundled_skills_are_installed_active_and_run(bot: Bot) -> None:
     skill_turn = bot.llm.requests[-3]["messages"]
     assert [m["role"] for m in skill_turn] == ["system", "user"]
     assert "# Weekly review" in skill_turn[1]["content"]
+    offered = {t["function"]["name"] for t in bot.llm.requests[-3]["tools"]}
+    assert offered == {"memory_read", "schedule", "datetime"}
+    refused = tool_results(bot.llm, -2)[-1]
+    assert refused.startswith("Error: memory_write is not among the tools declared here")
+    assert not (bot.home / "memory" / "x.md").exists()
     (run,) = await bot.core.skills.files.runs("weekly-review")
     assert (run.origin, run.outcome, run.calls) == ("chat", "ok", ["datetime → completed"])
     call = (await bot.core.audit.listing(tool="datetime"))[0]  # newest first
