@@ -67,7 +67,7 @@ def missing_tools(as_root: bool | None = None) -> list[str]:
 
 
 # Root only. bwrap runs as nobody and resolves bind sources by path, which nobody cannot walk
-# when AUGURE_HOME is private (/root/.augure). So, in a private mount namespace that the host
+# when AUGURE_HOME is private (root's ~/.augure). So, in a private mount namespace that the host
 # never sees, root opens the workspace (and any extra file), covers /tmp with a small tmpfs,
 # and binds what it opened there; bwrap then binds those reachable paths. The descriptors
 # are closed before the chain goes on: an open directory would be a way out of the sandbox.

@@ -46,7 +46,7 @@ RATE_LIMITED = (
 
 @dataclass
 class FakeGitHub:
-    token: str = "ghp_fakeToken0123456789abcdef"
+    token: str = "fake-github-token-0123456789abcdef"
     login: str = "octocat"
     max_per_page: int = 100  # GitHub's cap
     rate_limited: bool = False
