@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
@@ -480,6 +480,3 @@ class Scheduler:
             log.exception("could not deliver to %s", chat_id)
             return False
         return True
-
-    def state(self) -> dict[str, Any]:
-        return {"running_jobs": len(self._running)}

@@ -14,9 +14,8 @@ from typing import Any, Literal
 import yaml
 
 from augure.scheduler.service import JobError, cron_trigger
-from augure.skills.hub import MAX_ID_LENGTH, SKILL_ID
+from augure.skills.hub import MAX_ID_LENGTH, valid_id
 
-MAX_ID = MAX_ID_LENGTH
 SKILL_MD = "SKILL.md"
 SKILL_PY = "skill.py"
 TEST_JSON = "test.json"
@@ -25,7 +24,6 @@ VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 MAX_DESCRIPTION = 1024  # the Agent Skills format's limit
 
 State = Literal["draft", "testing", "active", "paused", "broken"]
-STATES: tuple[State, ...] = ("draft", "testing", "active", "paused", "broken")
 
 
 class SkillError(ValueError):
@@ -34,12 +32,13 @@ class SkillError(ValueError):
 
 def check_id(skill_id: object) -> str:
     """The id itself, or SkillError: lowercase words joined by hyphens, at most 64 characters."""
-    if not isinstance(skill_id, str) or len(skill_id) > MAX_ID or not SKILL_ID.match(skill_id):
+    if not valid_id(skill_id):
         shown = repr(skill_id)[:80]
         raise SkillError(
             f"invalid skill id {shown}: lowercase letters and digits in words joined by single "
-            f"hyphens, at most {MAX_ID} characters"
+            f"hyphens, at most {MAX_ID_LENGTH} characters"
         )
+    assert isinstance(skill_id, str)  # valid_id checked it
     return skill_id
 
 

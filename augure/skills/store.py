@@ -119,11 +119,6 @@ class SkillStore:
         if old.exists():
             shutil.rmtree(old)
 
-    def discard_staging(self, skill_id: str) -> None:
-        staged = self.root / STAGING / check_id(skill_id)
-        if staged.exists():
-            shutil.rmtree(staged)
-
     def remove_files(self, skill_id: str) -> None:
         folder = self.folder(skill_id)
         if folder.exists():

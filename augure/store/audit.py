@@ -11,7 +11,6 @@ from typing import Any
 from augure.store.db import Store
 
 STATUSES = ("pending", "approved", "rejected", "running", "completed", "failed")
-APPROVAL_STATUSES = ("not_required", "pending", "approved", "rejected", "timed_out")
 OUTPUT_CAP = 4000  # characters of output kept in the record; the model got its own copy
 
 

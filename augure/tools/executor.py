@@ -146,7 +146,7 @@ class Executor:
         if len(output) <= OUTPUT_LIMIT:
             return output
         self.outputs.mkdir(parents=True, exist_ok=True)
-        saved = self.outputs / f"{invocation}.txt"
+        saved = output_file(self.outputs, invocation)
         saved.write_text(output, encoding="utf-8")
         return (
             f"{output[:OUTPUT_LIMIT]}\n\n[Output cut: showing {OUTPUT_LIMIT} of {len(output)} "

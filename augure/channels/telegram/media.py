@@ -64,9 +64,9 @@ async def voice_bytes(message: Message) -> tuple[bytes, str]:
     voice = message.voice or message.audio
     assert voice is not None
     data = bytes(await (await voice.get_file()).download_as_bytearray())
-    return data, "voice.ogg" if message.voice else (
-        message.audio and message.audio.file_name
-    ) or "audio"
+    if message.voice is not None:
+        return data, "voice.ogg"
+    return data, (message.audio and message.audio.file_name) or "audio"
 
 
 async def send_artifacts(delivery: Delivery, chat_id: int, artifacts: list[Artifact]) -> None:
