@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from augure.store.audit import Audit
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, STRANGER, Bot
-from tests.fakes.openai import FakeOpenAI, ToolCall, text, tool, tools
-
-REJECTED = "Tool call rejected by user."
-TIMED_OUT = "Tool call rejected: approval timed out."
+from tests.e2e.helpers import (
+    REJECTED,
+    TIMED_OUT,
+    approval_message,
+    buttons,
+    final_reply,
+    tool_results,
+)
+from tests.fakes.openai import ToolCall, text, tool, tools
 
 
 @pytest.fixture
@@ -25,31 +28,6 @@ def extra_tools() -> list[Tool]:
 def audit(bot: Bot) -> Audit:
     assert bot.core is not None
     return bot.core.audit
-
-
-async def approval_message(bot: Bot, count: int = 1) -> dict[str, Any]:
-    """Wait for the count-th message carrying inline buttons; return it as stored now."""
-    calls = await bot.telegram.wait_for(
-        lambda c: c.method == "sendMessage" and "reply_markup" in c.params, count=count
-    )
-    message_id = calls[count - 1].response["result"]["message_id"]
-    (message,) = [m for m in bot.telegram.messages(OWNER) if m["message_id"] == message_id]
-    return message
-
-
-def buttons(message: dict[str, Any]) -> dict[str, str]:
-    rows = (message.get("reply_markup") or {}).get("inline_keyboard", [])
-    return {button["text"]: button["callback_data"] for row in rows for button in row}
-
-
-def tool_results(llm: FakeOpenAI, request: int = -1) -> list[str]:
-    return [m["content"] for m in llm.requests[request]["messages"] if m["role"] == "tool"]
-
-
-async def final_reply(bot: Bot, expected: str) -> None:
-    await bot.telegram.wait_for(
-        lambda c: c.method == "sendMessage" and c.params.get("text") == expected, timeout=10
-    )
 
 
 async def test_approve_runs_the_call_and_edits_the_request(bot: Bot) -> None:

@@ -4,41 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sys
 import time
 from pathlib import Path
 
 from tests.e2e.conftest import OWNER, bot_environment
+from tests.e2e.helpers import augure, environment
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
-
-
-def environment(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("AUGURE", "OPENAI"))}
-    keep.pop("TELEGRAM_BOT_TOKEN", None)
-    return keep | {"AUGURE_HOME": str(home)} | (extra or {})
-
-
-async def augure(
-    *args: str, env: dict[str, str], stdin: str | None = None, timeout: float = 30
-) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "augure",
-        *args,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(
-        process.communicate(stdin.encode() if stdin is not None else None), timeout
-    )
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_tools_list_json_and_run(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from augure.store.audit import Audit
 from augure.store.db import Store
-from tests.e2e.test_cli import augure, environment
+from tests.e2e.helpers import augure, environment
 
 INVOCATION_KEYS = {
     "id",

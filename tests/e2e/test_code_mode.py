@@ -11,7 +11,7 @@ from augure.tools.base import Tool
 from augure.tools.execute_code import execute_code
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.test_approvals import REJECTED, approval_message, buttons, final_reply, tool_results
+from tests.e2e.helpers import REJECTED, approval_message, buttons, final_reply, tool_results
 from tests.fakes.openai import text, tool
 
 

@@ -16,7 +16,7 @@ from augure.config import Config
 from augure.tools.base import RunContext, Tool
 from augure.tools.email import NOT_CONFIGURED, email_tool
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.test_approvals import approval_message, buttons, final_reply, tool_results
+from tests.e2e.helpers import approval_message, buttons, final_reply, tool_results
 from tests.fakes.mail import FakeMail
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram

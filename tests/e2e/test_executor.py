@@ -16,6 +16,7 @@ from augure.secrets import RedactingFilter
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
+from tests.e2e.helpers import tool_results
 from tests.fakes.openai import FakeOpenAI, ToolCall, text, tool, tools
 from tests.fakes.telegram import FakeTelegram
 
@@ -33,10 +34,6 @@ async def run_turn(bot: Bot, message: str, answer: str) -> None:
     await bot.telegram.wait_for(
         lambda c: c.method == "sendMessage" and c.params.get("text") == answer, timeout=10
     )
-
-
-def tool_results(llm: FakeOpenAI, request: int = -1) -> list[str]:
-    return [m["content"] for m in llm.requests[request]["messages"] if m["role"] == "tool"]
 
 
 async def test_secrets_are_redacted_in_results_records_replies_and_logs(

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.test_approvals import approval_message, buttons, final_reply, tool_results
+from tests.e2e.helpers import approval_message, buttons, final_reply, tool_results
 from tests.fakes.github import FakeGitHub
 from tests.fakes.openai import text, tool
 

@@ -12,8 +12,7 @@ import pytest
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
-from tests.e2e.test_approvals import approval_message, buttons
-from tests.e2e.test_cli import augure, environment
+from tests.e2e.helpers import approval_message, augure, buttons, delivered, environment, hello
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
 
@@ -30,13 +29,6 @@ def soon(seconds: float) -> str:
 
 def job_requests(llm: FakeOpenAI, prompt: str) -> list[dict[str, object]]:
     return [r for r in llm.requests if r["messages"][-1].get("content") == prompt]
-
-
-async def delivered(telegram: FakeTelegram, fragment: str, timeout: float = 10) -> None:
-    await telegram.wait_for(
-        lambda c: c.method == "sendMessage" and fragment in str(c.params.get("text")),
-        timeout=timeout,
-    )
 
 
 async def test_a_reminder_set_in_chat_fires_in_its_own_context_and_is_delivered(bot: Bot) -> None:
@@ -61,13 +53,6 @@ async def test_a_reminder_set_in_chat_fires_in_its_own_context_and_is_delivered(
     await delivered(bot.telegram, "ok")
     owner_history = [m.get("content") for m in bot.llm.requests[-1]["messages"]]
     assert "Time to stretch!" not in owner_history
-
-
-async def hello(telegram: FakeTelegram) -> None:
-    """The owner has talked to the bot before: Telegram lets a bot write only to such chats."""
-    before = len(telegram.sent("sendMessage"))
-    telegram.inject_message(OWNER, "/start")
-    await telegram.wait_for("sendMessage", count=before + 1, timeout=20)
 
 
 async def test_a_job_that_writes_asks_the_owner_first(bot: Bot) -> None:

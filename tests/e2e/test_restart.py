@@ -12,8 +12,7 @@ import pytest
 
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
-from tests.e2e.test_approvals import approval_message, buttons
-from tests.e2e.test_cli import augure, environment
+from tests.e2e.helpers import approval_message, augure, buttons, environment
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
 

@@ -22,7 +22,7 @@ from augure.tools.base import RunContext, Tool, ToolResult
 from augure.tools.registry import ToolRegistry
 from augure.tools.sandbox_exec import opencode, sandbox_exec
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.test_approvals import (
+from tests.e2e.helpers import (
     REJECTED,
     approval_message,
     buttons,

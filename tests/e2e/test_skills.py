@@ -13,9 +13,15 @@ import pytest
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.test_approvals import approval_message, buttons, tool_results
-from tests.e2e.test_cli import augure, environment
-from tests.e2e.test_jobs import delivered, hello
+from tests.e2e.helpers import (
+    approval_message,
+    augure,
+    buttons,
+    delivered,
+    environment,
+    hello,
+    tool_results,
+)
 from tests.fakes.openai import Reply, ToolCall, text, tool, tools
 
 WATER = "now = api.datetime()\nprint(f\"Water the plants! ({now.split(' ')[1]})\")\n"

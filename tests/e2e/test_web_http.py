@@ -18,7 +18,8 @@ from augure.tools.http import http_tool
 from augure.tools.registry import ToolRegistry
 from augure.tools.web_search import web_search
 from tests.e2e.conftest import OWNER, Bot
-from tests.fakes.openai import FakeOpenAI, text, tool
+from tests.e2e.helpers import tool_results
+from tests.fakes.openai import text, tool
 from tests.fakes.search import FakeSearch, FakeUpstream
 
 TAVILY_KEY = "tvly-e2e-0a1b2c3d"
@@ -161,10 +162,6 @@ def test_missing_key_or_url_is_shown_in_the_schema(tmp_path: Path) -> None:
 
 
 # -- through the real bot -----------------------------------------------------------------
-
-
-def tool_results(llm: FakeOpenAI, request: int = -1) -> list[str]:
-    return [m["content"] for m in llm.requests[request]["messages"] if m["role"] == "tool"]
 
 
 async def restart_with(bot: Bot, env: dict[str, str], toml: str = "") -> None:

@@ -1,0 +1,82 @@
+"""Helpers shared by the end-to-end tests: waiting for what the bot sent, reading requests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import OWNER, Bot
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.telegram import FakeTelegram
+
+# What the model receives for a rejection (SPEC §4), spelled out: the tests check the contract.
+REJECTED = "Tool call rejected by user."
+TIMED_OUT = "Tool call rejected: approval timed out."
+
+
+async def approval_message(bot: Bot, count: int = 1) -> dict[str, Any]:
+    """Wait for the count-th message carrying inline buttons; return it as stored now."""
+    calls = await bot.telegram.wait_for(
+        lambda c: c.method == "sendMessage" and "reply_markup" in c.params, count=count
+    )
+    message_id = calls[count - 1].response["result"]["message_id"]
+    (message,) = [m for m in bot.telegram.messages(OWNER) if m["message_id"] == message_id]
+    return message
+
+
+def buttons(message: dict[str, Any]) -> dict[str, str]:
+    rows = (message.get("reply_markup") or {}).get("inline_keyboard", [])
+    return {button["text"]: button["callback_data"] for row in rows for button in row}
+
+
+def tool_results(llm: FakeOpenAI, request: int = -1) -> list[str]:
+    return [m["content"] for m in llm.requests[request]["messages"] if m["role"] == "tool"]
+
+
+async def final_reply(bot: Bot, expected: str) -> None:
+    await bot.telegram.wait_for(
+        lambda c: c.method == "sendMessage" and c.params.get("text") == expected, timeout=10
+    )
+
+
+async def delivered(telegram: FakeTelegram, fragment: str, timeout: float = 10) -> None:
+    await telegram.wait_for(
+        lambda c: c.method == "sendMessage" and fragment in str(c.params.get("text")),
+        timeout=timeout,
+    )
+
+
+async def hello(telegram: FakeTelegram) -> None:
+    """The owner has talked to the bot before: Telegram lets a bot write only to such chats."""
+    before = len(telegram.sent("sendMessage"))
+    telegram.inject_message(OWNER, "/start")
+    await telegram.wait_for("sendMessage", count=before + 1, timeout=20)
+
+
+def environment(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("AUGURE", "OPENAI"))}
+    keep.pop("TELEGRAM_BOT_TOKEN", None)
+    return keep | {"AUGURE_HOME": str(home)} | (extra or {})
+
+
+async def augure(
+    *args: str, env: dict[str, str], stdin: str | None = None, timeout: float = 30
+) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "augure",
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(
+        process.communicate(stdin.encode() if stdin is not None else None), timeout
+    )
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
