@@ -31,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("run", help="start the Telegram bot")
     commands.add_parser("chat", help="talk to the agent in this terminal")
     commands.add_parser("doctor", help="check the configuration and the services")
+    commands.add_parser("status", help="is a bot running on this home? (exit 0 yes, 3 no)")
 
     memory = commands.add_parser("memory", help="the memory files")
     memory_commands = memory.add_subparsers(dest="action", required=True)
@@ -125,6 +126,27 @@ async def _doctor(config: Config, args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+async def _status(config: Config, args: argparse.Namespace) -> int:
+    from augure.home import holder
+
+    running = holder(config.home)
+    if running is None:
+        print(f"No bot is running on {config.home}.")
+        return 3
+    update = _when(running.last_update_at) if running.last_update_at else "none yet"
+    print(
+        f"Augure is running on {config.home}: pid {running.pid}, "
+        f"since {_when(running.started_at)}, last update received {update}."
+    )
+    return 0
+
+
+def _when(timestamp: float) -> str:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
 async def _memory(config: Config, args: argparse.Namespace) -> int:
     from augure.memory.store import MemoryPathError, MemoryStore
 
@@ -198,6 +220,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "run": _run,
     "chat": _chat,
     "doctor": _doctor,
+    "status": _status,
     "memory": _memory,
     "tools": _tools,
     "invocations": cli_audit.invocations,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -44,6 +45,15 @@ class Reply:
     text: str
     artifacts: list[Artifact] = field(default_factory=list)
     usage: TurnUsage | None = None
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    chat_id: str
+    origin: str
+    awaits_delivery: bool
 
 
 @dataclass
@@ -94,12 +104,26 @@ class Agent:
         origin: str = "chat",
         stream: TurnStream | None = None,
         tools: Collection[str] | None = None,
+        turn_id: str | None = None,
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
-        `tools` limits the turn to those tools (a skill's declared ones)."""
+        `tools` limits the turn to those tools (a skill's declared ones). A caller that
+        passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
+        then a restart finds the reply stored and unsent."""
         allowed = frozenset(tools) if tools is not None else None
+        turn = Turn(turn_id or new_id(), chat_id, origin, awaits_delivery=turn_id is not None)
         async with self._locks[chat_id]:
-            return await self._turn(chat_id, content, origin, stream, allowed)
+            try:
+                return await self._turn(turn, content, stream, allowed)
+            except Exception:
+                # The caller reports the failure; a restart must not report it again. (A
+                # cancelled turn, at shutdown, stays `running`: the next start reports it.)
+                with contextlib.suppress(Exception):
+                    await self.store.turn_failed(turn.id)
+                raise
+
+    async def delivered(self, turn_id: str) -> None:
+        await self.store.turn_delivered(turn_id)
 
     async def new_conversation(self, chat_id: str) -> None:
         async with self._locks[chat_id]:
@@ -119,23 +143,25 @@ class Agent:
 
     async def _turn(
         self,
-        chat_id: str,
+        turn: Turn,
         content: Content,
-        origin: str,
         stream: TurnStream | None,
         allowed: frozenset[str] | None,
     ) -> Reply:
+        chat_id = turn.chat_id
         conversation = await self._conversation(chat_id)
-        tally = _Tally()
-        await self._compact(conversation, tally)
         # Images go to the model for this turn only; history keeps a text note, so a photo is
         # not sent (and paid for) again on every later turn.
         content = self._clean(content)
-        await self.store.add_messages(
-            conversation.id, [{"role": "user", "content": history.text_only(content)}]
-        )
-        conversation.messages.append({"role": "user", "content": content})
+        stored = {"role": "user", "content": history.text_only(content)}
+        # Stored with its turn before anything else happens: a crash from here on loses
+        # nothing the owner said, and the restart knows a reply was owed.
+        await self.store.begin_turn(turn.id, chat_id, turn.origin, conversation.id, stored)
+        conversation.messages.append(stored)
+        tally = _Tally()
+        await self._compact(conversation, tally)  # keeps the newest owner message whole
         asked_at = len(conversation.messages) - 1
+        conversation.messages[asked_at] = {"role": "user", "content": content}
         system = build_system_prompt(
             self.config,
             self.memory,
@@ -148,8 +174,8 @@ class Agent:
         ctx = dataclasses.replace(
             self.registry.context,
             chat_id=chat_id,
-            origin=origin,
-            turn_id=new_id(),
+            origin=turn.origin,
+            turn_id=turn.id,
             allowed_tools=allowed,
         )
         artifacts: list[Artifact] = []
@@ -170,7 +196,9 @@ class Agent:
             )
             if tally.calls:
                 await self.store.record_usage(chat_id, conversation.id, usage)
-            return Reply(self.redact(text), artifacts, usage)
+            reply = Reply(self.redact(text), artifacts, usage, turn.id)
+            await self.store.turn_answered(turn.id, reply.text, delivered=not turn.awaits_delivery)
+            return reply
 
         async def ask(**options: Any) -> LLMResponse:
             if stream is not None:
@@ -241,7 +269,8 @@ class Agent:
     async def _compact(self, conversation: history.Conversation, tally: _Tally) -> None:
         """Keep the history under agent.history_tokens: shorten, then summarise old turns."""
         limit = self.config.agent.history_tokens
-        messages = conversation.messages
+        # The newest message is the owner's, just asked and stored: never compacted away.
+        messages, newest = conversation.messages[:-1], conversation.messages[-1]
         if history.estimate_tokens(messages) <= limit:
             return
         messages = history.shorten_tool_results(messages)
@@ -261,8 +290,8 @@ class Agent:
                     tally.add(summary)
                     note = f"Summary of the earlier conversation:\n{summary.content or ''}"
                     messages = [{"role": "system", "content": note}, *recent]
-        conversation.messages = messages
-        await self.store.replace_messages(conversation.id, messages)
+        conversation.messages = [*messages, newest]
+        await self.store.replace_messages(conversation.id, conversation.messages)
 
     def _clean(self, content: Content) -> Content:
         return self.redact(content) if isinstance(content, str) else self.redact.value(content)

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -189,8 +190,7 @@ class Scheduler:
                     time.time(),
                 ),
             )
-            await self.db.commit()
-        except Exception as exc:
+        except sqlite3.IntegrityError as exc:
             if "UNIQUE" in str(exc):
                 raise JobError(f"a job with id {job_id!r} exists; delete it first") from None
             raise
@@ -201,7 +201,6 @@ class Scheduler:
 
     async def delete(self, job_id: str) -> bool:
         cursor = await self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
-        await self.db.commit()
         return cursor.rowcount == 1
 
     async def remove(self, job_id: str) -> bool:
@@ -215,21 +214,22 @@ class Scheduler:
         return await self.delete(job_id)
 
     async def get(self, job_id: str) -> Job | None:
-        async with self.db.execute(
+        row = await self.db.fetchone(
             "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
             "last_outcome FROM jobs WHERE id = ?",
             (job_id,),
-        ) as cursor:
-            row = await cursor.fetchone()
+        )
         return Job(*row) if row else None
 
     async def jobs(self) -> list[Job]:
         """The owner's jobs; skills' schedules are listed with the skills (/skills)."""
-        async with self.db.execute(
-            "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
-            "last_outcome FROM jobs WHERE skill IS NULL ORDER BY next_run IS NULL, next_run, id"
-        ) as cursor:
-            return [Job(*row) for row in await cursor.fetchall()]
+        return [
+            Job(*row)
+            for row in await self.db.fetchall(
+                "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
+                "last_outcome FROM jobs WHERE skill IS NULL ORDER BY next_run IS NULL, next_run, id"
+            )
+        ]
 
     # -- skills on a schedule -----------------------------------------------------------
 
@@ -246,14 +246,18 @@ class Scheduler:
         # "owner" is resolved by the channel when delivering: the allowlist may change later.
         target = chat_id or self.owner_chat or "owner"
         job_id = SKILL_JOB_PREFIX + skill_id
-        await self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
-        await self.db.execute(
-            "INSERT INTO jobs (id, cron, timezone, prompt, chat_id, next_run, created_at, skill) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (job_id, cron, zone, f"run skill {skill_id}", target,
-             first.astimezone(UTC).isoformat() if first else None, time.time(), skill_id),
-        )  # fmt: skip
-        await self.db.commit()
+        next_run = first.astimezone(UTC).isoformat() if first else None
+        row = (job_id, cron, zone, f"run skill {skill_id}", target, next_run, time.time(), skill_id)
+
+        def replace(connection: sqlite3.Connection) -> None:
+            connection.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+            connection.execute(
+                "INSERT INTO jobs (id, cron, timezone, prompt, chat_id, next_run, created_at, "
+                "skill) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+        await self.db.write(replace)
         self._wake.set()
         job = await self.get(job_id)
         assert job is not None
@@ -265,13 +269,11 @@ class Scheduler:
     async def request_run(self, job_id: str) -> bool:
         """Run a job now, once, without changing its schedule (picked up by the loop)."""
         cursor = await self.db.execute("UPDATE jobs SET run_requested = 1 WHERE id = ?", (job_id,))
-        await self.db.commit()
         self._wake.set()
         return cursor.rowcount == 1
 
     async def paused(self) -> bool:
-        async with self.db.execute("SELECT value FROM settings WHERE key = ?", (PAUSED_KEY,)) as c:
-            row = await c.fetchone()
+        row = await self.db.fetchone("SELECT value FROM settings WHERE key = ?", (PAUSED_KEY,))
         return bool(row and row[0] == "1")
 
     async def set_paused(self, paused: bool) -> None:
@@ -280,7 +282,6 @@ class Scheduler:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (PAUSED_KEY, "1" if paused else "0"),
         )
-        await self.db.commit()
         self._wake.set()
 
     # -- running ------------------------------------------------------------------------
@@ -314,13 +315,14 @@ class Scheduler:
         if await self.paused():
             return started
         now = self.now()
-        async with self.db.execute(
-            "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
-            "last_outcome, run_requested FROM jobs "
-            "WHERE run_requested = 1 OR (next_run IS NOT NULL AND next_run <= ?)",
-            (now.isoformat(),),
-        ) as cursor:
-            rows = list(await cursor.fetchall())
+        rows = list(
+            await self.db.fetchall(
+                "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
+                "last_outcome, run_requested FROM jobs "
+                "WHERE run_requested = 1 OR (next_run IS NOT NULL AND next_run <= ?)",
+                (now.isoformat(),),
+            )
+        )
         await self._redeliver()
         for row in rows:
             job, requested = Job(*row[:9]), bool(row[9])
@@ -357,7 +359,6 @@ class Scheduler:
             upcoming = cron_trigger(job.cron, job.timezone).get_next_fire_time(None, now + TICK)
             next_run = upcoming.astimezone(UTC).isoformat() if upcoming else None
         await self.db.execute("UPDATE jobs SET next_run = ? WHERE id = ?", (next_run, job.id))
-        await self.db.commit()
 
     async def _claim(
         self, job: Job, scheduled: datetime, now: datetime, manual: bool = False
@@ -389,7 +390,6 @@ class Scheduler:
             "WHERE job_id = ? AND scheduled_for = ?",
             (reply, time.time(), job.id, scheduled.isoformat()),
         )
-        await self.db.commit()
         if not manual and not job.cron:
             await self.delete(job.id)  # a one-shot has run; its reply is safe in the ledger
         await self._deliver(job.id, scheduled.isoformat(), job.chat_id, reply)
@@ -401,13 +401,13 @@ class Scheduler:
             "UPDATE job_runs SET status = 'delivered' WHERE job_id = ? AND scheduled_for = ?",
             (job_id, scheduled),
         )
-        await self.db.commit()
 
     async def _redeliver(self) -> None:
-        async with self.db.execute(
-            "SELECT job_id, scheduled_for, chat_id, reply FROM job_runs WHERE status = 'done'"
-        ) as cursor:
-            rows = list(await cursor.fetchall())
+        rows = list(
+            await self.db.fetchall(
+                "SELECT job_id, scheduled_for, chat_id, reply FROM job_runs WHERE status = 'done'"
+            )
+        )
         for job_id, scheduled, chat_id, reply in rows:
             key = (job_id, scheduled)
             if key in self._in_flight or time.monotonic() < self._retry_at.get(key, 0.0):
@@ -417,11 +417,12 @@ class Scheduler:
 
     async def recover(self) -> None:
         """After a restart: deliver stored replies; report turns cut off mid-way."""
-        async with self.db.execute(
-            "SELECT job_id, scheduled_for, status, chat_id, reply FROM job_runs "
-            "WHERE status IN ('running', 'done')"
-        ) as cursor:
-            rows = list(await cursor.fetchall())
+        rows = list(
+            await self.db.fetchall(
+                "SELECT job_id, scheduled_for, status, chat_id, reply FROM job_runs "
+                "WHERE status IN ('running', 'done')"
+            )
+        )
         for job_id, scheduled, status, chat_id, reply in rows:
             if status == "done":
                 await self._deliver(job_id, scheduled, chat_id, reply or "")
@@ -430,7 +431,6 @@ class Scheduler:
                 "UPDATE job_runs SET status = 'interrupted' WHERE job_id = ? AND scheduled_for = ?",
                 (job_id, scheduled),
             )
-            await self.db.commit()
             await self._tell(
                 chat_id,
                 f"Scheduled job {job_id} was interrupted by a restart while it ran; it was "
@@ -440,7 +440,6 @@ class Scheduler:
         await self.db.execute(
             "DELETE FROM jobs WHERE cron IS NULL AND next_run IS NULL AND run_requested = 0"
         )
-        await self.db.commit()
 
     async def _record(
         self, job_id: str, scheduled: datetime, status: str, chat_id: str, finished: bool = False
@@ -451,7 +450,6 @@ class Scheduler:
             (job_id, scheduled.isoformat(), status, chat_id, time.time(),
              time.time() if finished else None),
         )  # fmt: skip
-        await self.db.commit()
         return cursor.rowcount == 1
 
     async def _outcome(self, job_id: str, scheduled: datetime, outcome: str) -> None:
@@ -459,16 +457,13 @@ class Scheduler:
             "UPDATE jobs SET last_run = ?, last_outcome = ? WHERE id = ?",
             (scheduled.isoformat(), outcome, job_id),
         )
-        await self.db.commit()
 
     async def _skill_of(self, job_id: str) -> str | None:
-        async with self.db.execute("SELECT skill FROM jobs WHERE id = ?", (job_id,)) as cursor:
-            row = await cursor.fetchone()
+        row = await self.db.fetchone("SELECT skill FROM jobs WHERE id = ?", (job_id,))
         return str(row[0]) if row and row[0] else None
 
     async def _clear_request(self, job_id: str) -> None:
         await self.db.execute("UPDATE jobs SET run_requested = 0 WHERE id = ?", (job_id,))
-        await self.db.commit()
 
     async def _tell(self, chat_id: str, text: str) -> bool:
         if self.notifier is None:

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -135,20 +136,21 @@ class SkillStore:
     # -- state ---------------------------------------------------------------------------
 
     async def record(self, skill_id: str) -> SkillRecord | None:
-        async with self.db.execute(
+        row = await self.db.fetchone(
             "SELECT id, state, version, source, failures, reason, updated_at FROM skills "
             "WHERE id = ?",
             (check_id(skill_id),),
-        ) as cursor:
-            row = await cursor.fetchone()
+        )
         return SkillRecord(*row) if row else None
 
     async def records(self) -> list[SkillRecord]:
-        async with self.db.execute(
-            "SELECT id, state, version, source, failures, reason, updated_at FROM skills "
-            "ORDER BY id"
-        ) as cursor:
-            return [SkillRecord(*row) for row in await cursor.fetchall()]
+        return [
+            SkillRecord(*row)
+            for row in await self.db.fetchall(
+                "SELECT id, state, version, source, failures, reason, updated_at FROM skills "
+                "ORDER BY id"
+            )
+        ]
 
     async def existing(self, skill_id: str) -> SkillRecord:
         """The record of a skill that has one and its SKILL.md, else SkillError."""
@@ -215,10 +217,7 @@ class SkillStore:
 
     async def signature(self) -> tuple[int, float]:
         """Changes whenever a skill is added, removed or changes state."""
-        async with self.db.execute(
-            "SELECT COUNT(*), COALESCE(MAX(updated_at), 0) FROM skills"
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await self.db.fetchone("SELECT COUNT(*), COALESCE(MAX(updated_at), 0) FROM skills")
         return (int(row[0]), float(row[1])) if row else (0, 0.0)
 
     async def put(
@@ -233,26 +232,27 @@ class SkillStore:
             "failures = 0, reason = excluded.reason, updated_at = excluded.updated_at",
             (check_id(skill_id), state, version, source, reason, now, now),
         )
-        await self.db.commit()
 
     async def set_state(self, skill_id: str, state: str, reason: str | None = None) -> None:
         await self.db.execute(
             "UPDATE skills SET state = ?, reason = ?, updated_at = ? WHERE id = ?",
             (state, reason, time.time(), check_id(skill_id)),
         )
-        await self.db.commit()
 
     async def set_failures(self, skill_id: str, failures: int) -> None:
         await self.db.execute(
             "UPDATE skills SET failures = ?, updated_at = ? WHERE id = ?",
             (failures, time.time(), check_id(skill_id)),
         )
-        await self.db.commit()
 
     async def forget(self, skill_id: str) -> None:
-        await self.db.execute("DELETE FROM skills WHERE id = ?", (check_id(skill_id),))
-        await self.db.execute("DELETE FROM skill_runs WHERE skill_id = ?", (skill_id,))
-        await self.db.commit()
+        skill_id = check_id(skill_id)
+
+        def forget(connection: sqlite3.Connection) -> None:
+            connection.execute("DELETE FROM skills WHERE id = ?", (skill_id,))
+            connection.execute("DELETE FROM skill_runs WHERE skill_id = ?", (skill_id,))
+
+        await self.db.write(forget)
 
     # -- runs ----------------------------------------------------------------------------
 
@@ -261,7 +261,6 @@ class SkillStore:
             "INSERT INTO skill_runs (skill_id, origin, started_at) VALUES (?, ?, ?)",
             (skill_id, origin, time.time()),
         )
-        await self.db.commit()
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
@@ -271,29 +270,28 @@ class SkillStore:
             "WHERE id = ?",
             (time.time(), outcome, output, json.dumps(calls), run_id),
         )
-        await self.db.commit()
 
     async def runs(self, skill_id: str, limit: int = 10) -> list[SkillRun]:
-        async with self.db.execute(
+        rows = await self.db.fetchall(
             "SELECT id, skill_id, origin, started_at, finished_at, outcome, output, calls "
             "FROM skill_runs WHERE skill_id = ? ORDER BY id DESC LIMIT ?",
             (check_id(skill_id), limit),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [_run(row) for row in rows]
 
     async def calls_since(self, chat_id: str, since: float) -> list[str]:
         """The tool calls a turn in `chat_id` made since `since`, from the audit trail."""
-        async with self.db.execute(
-            "SELECT tool, status FROM invocations WHERE chat_id = ? AND created_at >= ? "
-            "ORDER BY created_at, rowid",
-            (chat_id, since),
-        ) as cursor:
-            return [f"{tool} → {status}" for tool, status in await cursor.fetchall()]
+        return [
+            f"{tool} → {status}"
+            for tool, status in await self.db.fetchall(
+                "SELECT tool, status FROM invocations WHERE chat_id = ? AND created_at >= ? "
+                "ORDER BY created_at, rowid",
+                (chat_id, since),
+            )
+        ]
 
     async def setting(self, key: str) -> str | None:
-        async with self.db.execute("SELECT value FROM settings WHERE key = ?", (key,)) as c:
-            row = await c.fetchone()
+        row = await self.db.fetchone("SELECT value FROM settings WHERE key = ?", (key,))
         return str(row[0]) if row else None
 
     async def set_setting(self, key: str, value: str) -> None:
@@ -302,7 +300,6 @@ class SkillStore:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
-        await self.db.commit()
 
 
 def _run(row: Any) -> SkillRun:

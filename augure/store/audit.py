@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import secrets
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from augure.store.db import Store
 
-STATUSES = ("pending", "approved", "rejected", "running", "completed", "failed")
+STATUSES = ("pending", "approved", "rejected", "running", "completed", "failed", "interrupted")
 OUTPUT_CAP = 4000  # characters of output kept in the record; the model got its own copy
 
 
@@ -61,7 +62,6 @@ class Audit:
                 time.time(),
             ),
         )
-        await self.db.commit()
         return invocation_id
 
     async def decide(
@@ -69,27 +69,24 @@ class Audit:
     ) -> bool:
         """Record a decision on a pending request. False if it was already decided."""
         status = "approved" if approval_status == "approved" else "rejected"
-        cursor = await self.db.execute(
+        changed = await self.db.execute(
             "UPDATE invocations SET approval_status = ?, status = ?, decided_by = ?, reason = ? "
             "WHERE id = ? AND approval_status = 'pending'",
             (approval_status, status, decided_by, reason, invocation_id),
         )
-        await self.db.commit()
-        return cursor.rowcount == 1
+        return changed.rowcount == 1
 
     async def set_approval_ref(self, invocation_id: str, ref: dict[str, Any] | None) -> None:
         await self.db.execute(
             "UPDATE invocations SET approval_ref = ? WHERE id = ?",
             (json.dumps(ref) if ref else None, invocation_id),
         )
-        await self.db.commit()
 
     async def started(self, invocation_id: str) -> None:
         await self.db.execute(
             "UPDATE invocations SET status = 'running', started_at = ? WHERE id = ?",
             (time.time(), invocation_id),
         )
-        await self.db.commit()
 
     async def finished(
         self, invocation_id: str, *, success: bool, output: str, cost_estimate: int
@@ -106,13 +103,29 @@ class Audit:
                 invocation_id,
             ),
         )
-        await self.db.commit()
+
+    async def interrupt_running(self) -> list[dict[str, Any]]:
+        """At start: calls a previous run left `running` were cut off. They become
+        `interrupted`, are returned once (to tell the owner), and are never re-run."""
+
+        def interrupt(connection: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = connection.execute(
+                "SELECT id, tool, chat_id FROM invocations "
+                "WHERE status = 'running' OR (status = 'interrupted' AND notified = 0)"
+            ).fetchall()
+            connection.execute(
+                "UPDATE invocations SET status = 'interrupted', notified = 1, "
+                "error = COALESCE(error, 'interrupted by a restart'), "
+                "completed_at = COALESCE(completed_at, ?) "
+                "WHERE status = 'running' OR (status = 'interrupted' AND notified = 0)",
+                (time.time(),),
+            )
+            return [dict(row) for row in rows]
+
+        return await self.db.write(interrupt)
 
     async def get(self, invocation_id: str) -> dict[str, Any] | None:
-        async with self.db.execute(
-            "SELECT * FROM invocations WHERE id = ?", (invocation_id,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await self.db.fetchone("SELECT * FROM invocations WHERE id = ?", (invocation_id,))
         return dict(row) if row else None
 
     async def decisions(self, invocation_ids: list[str]) -> list[dict[str, Any]]:
@@ -120,12 +133,12 @@ class Audit:
         if not invocation_ids:
             return []
         marks = ",".join("?" * len(invocation_ids))
-        async with self.db.execute(
+        rows = await self.db.fetchall(
             f"SELECT id, approval_status, decided_by, reason FROM invocations "
             f"WHERE id IN ({marks}) AND approval_status != 'pending'",
             invocation_ids,
-        ) as cursor:
-            return [dict(row) for row in await cursor.fetchall()]
+        )
+        return [dict(row) for row in rows]
 
     async def listing(
         self,
@@ -145,30 +158,29 @@ class Audit:
                 query += f" AND {column} = ?"
                 params.append(value)
         query += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-        async with self.db.execute(query, [*params, limit]) as cursor:
-            return [dict(row) for row in await cursor.fetchall()]
+        return [dict(row) for row in await self.db.fetchall(query, [*params, limit])]
 
     # -- rules -----------------------------------------------------------------------
 
     async def add_rule(self, effect: str, pattern: str, created_by: str) -> Rule:
-        await self.db.execute(
-            "INSERT OR IGNORE INTO rules (effect, pattern, created_by, created_at) "
-            "VALUES (?, ?, ?, ?)",
-            (effect, pattern, created_by, time.time()),
-        )
-        await self.db.commit()
-        async with self.db.execute(
-            "SELECT * FROM rules WHERE effect = ? AND pattern = ?", (effect, pattern)
-        ) as cursor:
-            row = await cursor.fetchone()
-        assert row is not None
-        return Rule(**dict(row))
+        def add(connection: sqlite3.Connection) -> Rule:
+            connection.execute(
+                "INSERT OR IGNORE INTO rules (effect, pattern, created_by, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (effect, pattern, created_by, time.time()),
+            )
+            row = connection.execute(
+                "SELECT * FROM rules WHERE effect = ? AND pattern = ?", (effect, pattern)
+            ).fetchone()
+            return Rule(**dict(row))
+
+        return await self.db.write(add)
 
     async def rules(self) -> list[Rule]:
-        async with self.db.execute("SELECT * FROM rules ORDER BY id") as cursor:
-            return [Rule(**dict(row)) for row in await cursor.fetchall()]
+        return [
+            Rule(**dict(row)) for row in await self.db.fetchall("SELECT * FROM rules ORDER BY id")
+        ]
 
     async def revoke_rule(self, rule_id: int) -> bool:
-        cursor = await self.db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
-        await self.db.commit()
-        return cursor.rowcount == 1
+        changed = await self.db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
+        return changed.rowcount == 1

@@ -1,14 +1,18 @@
-"""SQLite state: conversations, messages, usage. One file, WAL, versioned migrations."""
+"""SQLite state: conversations, messages, turns, usage. One file, WAL, versioned migrations.
+
+Every access goes through `Database` (database.py): one thread, one transaction per operation.
+"""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
+from augure.store.database import Database
 
 # Each entry moves the schema one version forward; never edit a released entry, append one.
 MIGRATIONS: list[str] = [
@@ -131,6 +135,30 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX skill_runs_by_skill ON skill_runs(skill_id, id);
     """,
+    # Turns are records, so a restart can tell what was cut off; multi-part message content
+    # is flagged by a column instead of a prefix inside the text (a string that happened to
+    # start with the prefix came back decoded).
+    """
+    CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'answered', 'done', 'interrupted')),
+        preview_message_id INTEGER,
+        preview_text TEXT,
+        reply TEXT,
+        notified INTEGER NOT NULL DEFAULT 0,
+        started_at REAL NOT NULL,
+        finished_at REAL
+    );
+    CREATE INDEX turns_open ON turns(status) WHERE status != 'done';
+    ALTER TABLE invocations ADD COLUMN notified INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX invocations_running ON invocations(status) WHERE status = 'running';
+    ALTER TABLE messages ADD COLUMN content_format TEXT;
+    UPDATE messages
+        SET content = CAST(substr(CAST(content AS BLOB), 7) AS TEXT), content_format = 'json'
+        WHERE substr(CAST(content AS BLOB), 1, 6) = X'006A736F6E3A';
+    """,
 ]
 
 
@@ -143,108 +171,144 @@ class TurnUsage:
     breakdown: dict[str, int]
 
 
-class Store:
-    """The one connection to state.db. Methods are small and commit what they write."""
+MessageRow = tuple[int, str, str | None, str | None, str | None, str | None, float]
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+
+class Store:
+    """The domain operations over state.db; each is one transaction on the database thread."""
+
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     @classmethod
     async def open(cls, path: Path) -> Store:
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(path)
-        db.row_factory = aiosqlite.Row
-        await db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL is durable across process crashes in WAL mode; only power loss can drop the
-        # last commits, which is the trade SQLite documents for WAL.
-        await db.execute("PRAGMA synchronous=NORMAL")
-        await db.execute("PRAGMA foreign_keys=ON")
-        await db.execute("PRAGMA busy_timeout=5000")
-        store = cls(db)
-        await store.migrate()
-        return store
+        return cls(await Database.open(path, MIGRATIONS))
 
     async def close(self) -> None:
         await self.db.close()
 
-    async def migrate(self) -> None:
-        async with self.db.execute("PRAGMA user_version") as cursor:
-            row = await cursor.fetchone()
-        version = int(row[0]) if row else 0
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            await self.db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
-
     async def schema_version(self) -> int:
-        async with self.db.execute("PRAGMA user_version") as cursor:
-            row = await cursor.fetchone()
+        row = await self.db.fetchone("PRAGMA user_version")
         return int(row[0]) if row else 0
+
+    async def integrity(self) -> str:
+        row = await self.db.fetchone("PRAGMA integrity_check")
+        return str(row[0]) if row else "no answer"
 
     # -- conversations -------------------------------------------------------------------
 
     async def open_conversation(self, chat_id: str) -> int:
-        async with self.db.execute(
-            "SELECT id FROM conversations WHERE chat_id = ? AND closed_at IS NULL "
-            "ORDER BY id DESC LIMIT 1",
-            (chat_id,),
-        ) as cursor:
-            row = await cursor.fetchone()
-        if row:
-            return int(row[0])
-        cursor = await self.db.execute(
-            "INSERT INTO conversations (chat_id, started_at) VALUES (?, ?)",
-            (chat_id, time.time()),
-        )
-        await self.db.commit()
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+        def find_or_create(connection: sqlite3.Connection) -> int:
+            return _open_conversation(connection, chat_id)
+
+        return await self.db.write(find_or_create)
 
     async def close_conversation(self, chat_id: str) -> None:
         await self.db.execute(
             "UPDATE conversations SET closed_at = ? WHERE chat_id = ? AND closed_at IS NULL",
             (time.time(), chat_id),
         )
-        await self.db.commit()
 
     async def add_messages(self, conversation_id: int, messages: list[dict[str, Any]]) -> None:
-        now = time.time()
-        await self.db.executemany(
-            "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    conversation_id,
-                    message["role"],
-                    _encode_content(message.get("content")),
-                    json.dumps(message["tool_calls"]) if message.get("tool_calls") else None,
-                    message.get("tool_call_id"),
-                    now,
-                )
-                for message in messages
-            ],
-        )
-        await self.db.commit()
+        rows = _message_rows(conversation_id, messages)
+        await self.db.write(lambda connection: _insert_messages(connection, rows))
 
     async def replace_messages(self, conversation_id: int, messages: list[dict[str, Any]]) -> None:
-        """Rewrite a conversation (after pruning); one transaction, so nothing is half-done."""
-        await self.db.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
-        await self.add_messages(conversation_id, messages)
+        """Rewrite a conversation (after pruning or compaction): all of it or nothing."""
+        rows = _message_rows(conversation_id, messages)
+
+        def replace(connection: sqlite3.Connection) -> None:
+            connection.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            _insert_messages(connection, rows)
+
+        await self.db.write(replace)
 
     async def messages(self, conversation_id: int) -> list[dict[str, Any]]:
-        async with self.db.execute(
-            "SELECT role, content, tool_calls, tool_call_id FROM messages "
+        rows = await self.db.fetchall(
+            "SELECT role, content, tool_calls, tool_call_id, content_format FROM messages "
             "WHERE conversation_id = ? ORDER BY id",
             (conversation_id,),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         result: list[dict[str, Any]] = []
         for row in rows:
-            message: dict[str, Any] = {"role": row["role"], "content": _decode(row["content"])}
+            content = row["content"]
+            if row["content_format"] == "json":
+                content = json.loads(content)
+            message: dict[str, Any] = {"role": row["role"], "content": content}
             if row["tool_calls"]:
                 message["tool_calls"] = json.loads(row["tool_calls"])
             if row["tool_call_id"]:
                 message["tool_call_id"] = row["tool_call_id"]
             result.append(message)
         return result
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def begin_turn(
+        self, turn_id: str, chat_id: str, origin: str, conversation_id: int, message: dict[str, Any]
+    ) -> None:
+        """The owner's message and the turn that answers it, stored before the model sees it."""
+        rows = _message_rows(conversation_id, [message])
+
+        def begin(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT INTO turns (id, chat_id, origin, status, started_at) "
+                "VALUES (?, ?, ?, 'running', ?)",
+                (turn_id, chat_id, origin, time.time()),
+            )
+            _insert_messages(connection, rows)
+
+        await self.db.write(begin)
+
+    async def turn_preview(self, turn_id: str, message_id: int, text: str) -> None:
+        await self.db.execute(
+            "UPDATE turns SET preview_message_id = ?, preview_text = ? WHERE id = ?",
+            (message_id, text, turn_id),
+        )
+
+    async def turn_answered(self, turn_id: str, reply: str, *, delivered: bool) -> None:
+        await self.db.execute(
+            "UPDATE turns SET status = ?, reply = ?, finished_at = ? WHERE id = ?",
+            ("done" if delivered else "answered", reply, time.time(), turn_id),
+        )
+
+    async def turn_delivered(self, turn_id: str) -> None:
+        await self.db.execute(
+            "UPDATE turns SET status = 'done', reply = NULL, preview_text = NULL WHERE id = ?",
+            (turn_id,),
+        )
+
+    async def turn_failed(self, turn_id: str) -> None:
+        """The turn ended in an error the owner was already told about."""
+        await self.db.execute(
+            "UPDATE turns SET status = 'interrupted', notified = 1, finished_at = ? "
+            "WHERE id = ? AND status != 'done'",
+            (time.time(), turn_id),
+        )
+
+    async def open_turns(self) -> list[dict[str, Any]]:
+        """Turns a previous run left unfinished, oldest first."""
+        rows = await self.db.fetchall(
+            "SELECT * FROM turns WHERE status IN ('running', 'answered') "
+            "OR (status = 'interrupted' AND notified = 0) ORDER BY started_at"
+        )
+        return [dict(row) for row in rows]
+
+    async def claim_turn_notice(self, turn_id: str, status: str) -> bool:
+        """Mark a cut-off turn as told to the owner; False if another start already did."""
+        changed = await self.db.execute(
+            "UPDATE turns SET status = ?, notified = 1, finished_at = COALESCE(finished_at, ?) "
+            "WHERE id = ? AND notified = 0 AND status != 'done'",
+            (status, time.time(), turn_id),
+        )
+        return changed.rowcount == 1
+
+    async def release_turn_notice(self, turn_id: str, status: str) -> None:
+        """The notice could not be sent: back as it was, to be tried at the next start."""
+        await self.db.execute(
+            "UPDATE turns SET status = ?, notified = 0 WHERE id = ?", (status, turn_id)
+        )
 
     # -- usage ---------------------------------------------------------------------------
 
@@ -263,7 +327,14 @@ class Store:
                 time.time(),
             ),
         )
-        await self.db.commit()
+
+    async def last_usage(self, chat_id: str) -> dict[str, Any] | None:
+        row = await self.db.fetchone(
+            "SELECT model, prompt_tokens, completion_tokens, llm_calls, breakdown FROM usage "
+            "WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
+            (chat_id,),
+        )
+        return dict(row) if row else None
 
     async def usage_totals(self, chat_id: str | None = None, since: float = 0.0) -> dict[str, int]:
         query = (
@@ -274,20 +345,49 @@ class Store:
         if chat_id is not None:
             query += " AND chat_id = ?"
             params += (chat_id,)
-        async with self.db.execute(query, params) as cursor:
-            row = await cursor.fetchone()
+        row = await self.db.fetchone(query, params)
         assert row is not None
         return {"prompt_tokens": row[0], "completion_tokens": row[1], "turns": row[2]}
 
 
-def _encode_content(content: Any) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    # Multi-part content (text + images) is stored as JSON with a marker prefix.
-    return "\x00json:" + json.dumps(content)
+def _open_conversation(connection: sqlite3.Connection, chat_id: str) -> int:
+    row = connection.execute(
+        "SELECT id FROM conversations WHERE chat_id = ? AND closed_at IS NULL "
+        "ORDER BY id DESC LIMIT 1",
+        (chat_id,),
+    ).fetchone()
+    if row:
+        return int(row[0])
+    cursor = connection.execute(
+        "INSERT INTO conversations (chat_id, started_at) VALUES (?, ?)", (chat_id, time.time())
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
 
 
-def _decode(content: str | None) -> Any:
-    if content is not None and content.startswith("\x00json:"):
-        return json.loads(content[len("\x00json:") :])
-    return content
+def _message_rows(conversation_id: int, messages: list[dict[str, Any]]) -> list[MessageRow]:
+    now = time.time()
+    rows: list[MessageRow] = []
+    for message in messages:
+        content = message.get("content")
+        structured = content is not None and not isinstance(content, str)
+        rows.append(
+            (
+                conversation_id,
+                message["role"],
+                json.dumps(content) if structured else content,
+                "json" if structured else None,
+                json.dumps(message["tool_calls"]) if message.get("tool_calls") else None,
+                message.get("tool_call_id"),
+                now,
+            )
+        )
+    return rows
+
+
+def _insert_messages(connection: sqlite3.Connection, rows: list[MessageRow]) -> None:
+    connection.executemany(
+        "INSERT INTO messages (conversation_id, role, content, content_format, tool_calls, "
+        "tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )

@@ -58,7 +58,7 @@ async def test_a_request_pending_at_a_crash_is_rejected_on_restart_and_never_run
             lambda c: c.method == "editMessageText" and c.params["message_id"] == message_id,
             timeout=20,
         )
-        (message,) = telegram.messages(OWNER)
+        message = next(m for m in telegram.messages(OWNER) if m["message_id"] == message_id)
         assert "the assistant restarted" in message["text"] and not message.get("reply_markup")
 
         process.terminate()

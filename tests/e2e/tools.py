@@ -114,8 +114,19 @@ async def publish(ctx: RunContext, name: str) -> str:
     return f"Published {name}."
 
 
+@tool("slow_job", egress=Egress.NONE)
+async def slow_job(ctx: RunContext, name: str) -> str:
+    """A long local job: says it started, then works for a minute (a crash comes first)."""
+    (ctx.home / f"started-{name}").touch()
+    await asyncio.sleep(60)
+    with open(ctx.home / "outbox.jsonl", "a", encoding="utf-8") as file:
+        file.write(json.dumps({"finished": name}) + "\n")
+    return f"{name} done."
+
+
 TEST_TOOLS: list[Tool] = [
     publish,
+    slow_job,
     send_note,
     launch,
     fetch_page,

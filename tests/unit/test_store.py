@@ -6,8 +6,7 @@ from augure.store.db import MIGRATIONS, Store, TurnUsage
 async def test_migrations_wal_and_round_trip(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "state.db")
     assert await store.schema_version() == len(MIGRATIONS)
-    async with store.db.execute("PRAGMA journal_mode") as cursor:
-        assert (await cursor.fetchone())[0] == "wal"
+    assert (await store.db.fetchone("PRAGMA journal_mode"))[0] == "wal"
     conversation = await store.open_conversation("42")
     assert await store.open_conversation("42") == conversation
     image = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}]

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -35,11 +36,16 @@ from augure.channels.telegram.media import (
     send_artifacts,
     voice_bytes,
 )
+from augure.channels.telegram.recovery import RecoveryNotices
 from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
+from augure.home import HomeError, HomeLock
+from augure.recovery import recover
 from augure.scheduler.service import local
+from augure.store.audit import new_id
+from augure.store.database import StateError, StoreBusy
 from augure.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -73,10 +79,11 @@ Send photos, documents and voice notes too.
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
 
 Context = ContextTypes.DEFAULT_TYPE
+Handler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 
 class TelegramChannel:
-    def __init__(self, core: Core, token: str) -> None:
+    def __init__(self, core: Core, token: str, home_lock: HomeLock | None = None) -> None:
         self.core = core
         root = core.config.telegram.api_url.rstrip("/")
         self.application: Application[Any, Any, Any, Any, Any, Any] = (
@@ -108,25 +115,29 @@ class TelegramChannel:
         app.add_handler(CommandHandler("usage", self._usage))
         app.add_handler(CommandHandler("memory", self._memory))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
-        app.add_handler(MessageHandler(filters.TEXT, self._text))
-        app.add_handler(MessageHandler(filters.PHOTO, self._photo))
-        app.add_handler(MessageHandler(filters.Document.ALL, self._document))
-        app.add_handler(MessageHandler(filters.VOICE | filters.AUDIO, self._voice))
+        app.add_handler(MessageHandler(filters.TEXT, self._in_order(self._text)))
+        app.add_handler(MessageHandler(filters.PHOTO, self._in_order(self._photo)))
+        app.add_handler(MessageHandler(filters.Document.ALL, self._in_order(self._document)))
+        app.add_handler(MessageHandler(filters.VOICE | filters.AUDIO, self._in_order(self._voice)))
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
+        self._chat_order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.home_lock = home_lock
         core.gate.approver = TelegramApprover(core, self.delivery)
         core.scheduler.notifier = self
 
     async def start(self) -> None:
         await self.application.initialize()
         await self.application.start()
+        # Before polling: what the last run cut off is settled before anything new runs.
+        core = self.core
+        await recover(core.store, core.audit, core.gate, RecoveryNotices(self))
         assert self.application.updater is not None
         await self.application.updater.start_polling(
             allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
         )
         # After the first poll is out: nothing here should delay the bot's first answer.
         self._spawn(self._register_commands())
-        self._spawn(self.core.gate.reject_stale())
         self._spawn(self.core.llm.warm_up())
 
     async def stop(self) -> None:
@@ -153,7 +164,22 @@ class TelegramChannel:
         except Exception as exc:  # the menu is a convenience; the bot works without it
             log.warning("setMyCommands failed: %s", exc)
 
+    def _in_order(self, handler: Handler) -> Handler:
+        """Messages of one chat are handled one at a time in arrival order: the lock is taken
+        before the handler's first await (a download, a typing action), so a slow step of
+        one message never lets the next one overtake it. Chats still run concurrently."""
+
+        async def ordered(update: Update, context: Context) -> None:
+            chat = update.effective_chat
+            assert chat is not None
+            async with self._chat_order[chat.id]:
+                await handler(update, context)
+
+        return ordered
+
     async def _gate(self, update: Update, context: Context) -> None:
+        if self.home_lock is not None:
+            self.home_lock.note_update()
         user = update.effective_user
         if user is not None and user.id in self.allowed:
             return
@@ -266,13 +292,21 @@ class TelegramChannel:
 
     async def _converse(self, chat_id: int, content: Content) -> None:
         """One turn: typing while it works, the answer streamed or sent, then artifacts."""
-        stream = StreamingReply(self.delivery, chat_id) if self.streaming else None
+        agent, turn_id = self.core.agent, new_id()
+        stream = None
+        if self.streaming:
+
+            async def shown(message_id: int, text: str) -> None:
+                await self.core.store.turn_preview(turn_id, message_id, text)
+
+            stream = StreamingReply(self.delivery, chat_id, shown)
         async with self.delivery.typing(chat_id):
-            reply = await self.core.agent.handle(str(chat_id), content, stream=stream)
+            reply = await agent.handle(str(chat_id), content, stream=stream, turn_id=turn_id)
         if stream is not None:
             await stream.finish(reply.text)
         else:
             await self.delivery.send_markdown(chat_id, reply.text)
+        await agent.delivered(turn_id)
         await send_artifacts(self.delivery, chat_id, reply.artifacts)
 
     async def _usage(self, update: Update, context: Context) -> None:
@@ -285,14 +319,19 @@ class TelegramChannel:
         await self._say(update, "Memory files:\n" + "\n".join(lines))
 
     async def _error(self, update: object, context: Context) -> None:
-        log.error("error while handling an update", exc_info=context.error)
+        error = context.error
+        if isinstance(error, StoreBusy):
+            log.warning("a message could not be handled: %s", error)
+            text = "I could not store your message: my database is busy. Please try again."
+        else:
+            log.error("error while handling an update", exc_info=error)
+            text = (
+                f"Something went wrong on my side: {type(error).__name__}. "
+                "The details are in the log."
+            )
         if isinstance(update, Update) and update.effective_chat is not None:
             try:
-                await self.delivery.send_text(
-                    update.effective_chat.id,
-                    f"Something went wrong on my side: {type(context.error).__name__}. "
-                    "The details are in the log.",
-                )
+                await self.delivery.send_text(update.effective_chat.id, text)
             except Exception:
                 log.exception("could not report the error to the chat")
 
@@ -309,8 +348,14 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
         raise UsageError("no Telegram token: set TELEGRAM_BOT_TOKEN (or telegram.token)")
     if not config.telegram.allowed_users:
         log.warning("AUGURE_ALLOWED_USERS is empty: the bot will answer nobody but with their id")
-    core = await Core.open(config, extra_tools)
-    channel = TelegramChannel(core, token)
+    home_lock = HomeLock(config.home)
+    try:
+        home_lock.acquire()
+        core = await Core.open(config, extra_tools)
+    except (HomeError, StateError) as exc:
+        home_lock.release()
+        raise UsageError(str(exc)) from None
+    channel = TelegramChannel(core, token, home_lock)
     try:
         try:
             await channel.start()
@@ -327,3 +372,4 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(channel.stop(), STOP_SECONDS)
         await core.close()
+        home_lock.release()

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from functools import partial
 
 from augure.channels.telegram.delivery import Delivery
@@ -34,11 +35,19 @@ class StreamingReply:
     parse); `finish` replaces it with the formatted first part and sends the other parts.
     """
 
-    def __init__(self, delivery: Delivery, chat_id: int) -> None:
+    def __init__(
+        self,
+        delivery: Delivery,
+        chat_id: int,
+        on_shown: Callable[[int, str], Awaitable[None]] | None = None,
+        message_id: int | None = None,
+    ) -> None:
         self.delivery = delivery
         self.chat_id = chat_id
+        # Told each preview shown, so a restart can finalise a preview cut off mid-answer.
+        self.on_shown = on_shown
         self.buffer = ""
-        self.message_id: int | None = None
+        self.message_id = message_id
         self.shown = ""
         self._changed = asyncio.Event()
         self._closing = False
@@ -95,6 +104,8 @@ class StreamingReply:
                     ),
                 )
             self.shown = text
+            if self.on_shown is not None:
+                await self.on_shown(self.message_id, text)
         except Exception as exc:  # a missed preview is harmless; the final answer is not
             log.warning("streaming preview failed: %s", exc)
 

@@ -28,13 +28,7 @@ def period(label: str, totals: dict[str, int], llm: LLMConfig) -> str:
 
 
 async def usage_report(core: Core, chat_id: str) -> str:
-    db = core.store.db
-    async with db.execute(
-        "SELECT model, prompt_tokens, completion_tokens, llm_calls, breakdown FROM usage "
-        "WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
-        (chat_id,),
-    ) as cursor:
-        last = await cursor.fetchone()
+    last = await core.store.last_usage(chat_id)
     if last is None:
         return "No usage recorded yet."
     zone = ZoneInfo(core.config.zone)

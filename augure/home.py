@@ -1,0 +1,116 @@
+"""One bot per home: a kernel lock on `$AUGURE_HOME/augure.lock`, and what `status` reads.
+
+`flock` is released by the kernel when the holder dies, however it dies, so there is never a
+stale pid file to clean up. The file also says who holds it (pid, since when, the last update
+received), rewritten in place so a reader never sees it half-written for long.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+LOCK_NAME = "augure.lock"
+RECORD_BYTES = 256  # the record is padded to this size and rewritten with one pwrite
+NOTE_EVERY_SECONDS = 1.0
+
+
+class HomeError(Exception):
+    """The home cannot be used (another bot holds it, or it is not writable)."""
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    started_at: float
+    last_update_at: float | None
+
+
+class HomeLock:
+    def __init__(self, home: Path) -> None:
+        self.path = home / LOCK_NAME
+        self._fd: int | None = None
+        self._started_at = time.time()
+        self._noted_at = 0.0
+
+    def acquire(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise HomeError(
+                f"AUGURE_HOME {self.path.parent} is not usable ({exc.strerror or exc}); "
+                "point AUGURE_HOME at a writable folder"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read(fd)
+            os.close(fd)
+            who = f"pid {holder.pid}" if holder else "another process"
+            raise HomeError(
+                f"another Augure bot is already running on {self.path.parent} ({who}); "
+                "stop it first, or use another AUGURE_HOME"
+            ) from None
+        self._fd = fd
+        try:
+            self._write(None)
+        except OSError as exc:
+            self.release()
+            raise HomeError(
+                f"cannot write to AUGURE_HOME {self.path.parent} ({exc.strerror or exc}); "
+                "free some space or point AUGURE_HOME elsewhere"
+            ) from None
+
+    def note_update(self) -> None:
+        """An update arrived; recorded at most once a second."""
+        now = time.time()
+        if self._fd is None or now - self._noted_at < NOTE_EVERY_SECONDS:
+            return
+        self._noted_at = now
+        with contextlib.suppress(OSError):  # status is a convenience; never fail a turn on it
+            self._write(now)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing the descriptor releases the flock
+
+    def _write(self, last_update_at: float | None) -> None:
+        assert self._fd is not None
+        record = json.dumps(
+            {"pid": os.getpid(), "started_at": self._started_at, "last_update_at": last_update_at}
+        ).encode()
+        os.pwrite(self._fd, record.ljust(RECORD_BYTES), 0)
+        os.ftruncate(self._fd, RECORD_BYTES)
+
+
+def holder(home: Path) -> Holder | None:
+    """Who runs a bot on this home, or None when no one does."""
+    try:
+        fd = os.open(home / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read(fd) or Holder(0, 0.0, None)
+        return None  # we could lock it: nobody holds it
+    finally:
+        os.close(fd)
+
+
+def _read(fd: int) -> Holder | None:
+    for _ in range(3):  # a reader racing a rewrite tries again
+        try:
+            data = json.loads(os.pread(fd, RECORD_BYTES, 0).decode().strip() or "null")
+            return Holder(int(data["pid"]), float(data["started_at"]), data["last_update_at"])
+        except (ValueError, TypeError, KeyError):
+            time.sleep(0.01)
+    return None

@@ -1,0 +1,258 @@
+"""SPEC §13 through the real app: load, crashes (kill -9), a corrupt or locked database, and
+one bot per home."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from augure.recovery import INTERRUPTED_NOTE, INTERRUPTED_UNSEEN
+from tests.e2e import tools as test_tools
+from tests.e2e.conftest import OWNER, Bot, bot_environment
+from tests.e2e.helpers import augure, environment
+from tests.fakes.openai import FakeOpenAI, Reply, text, tool
+from tests.fakes.telegram import FakeTelegram
+from tests.unit.test_state_layer import hold_lock
+
+CHATS = [OWNER + n for n in range(50)]
+
+
+def echo(body: dict[str, Any]) -> Reply:
+    """The model answers each owner message with its own words: order is visible."""
+    last = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+    return text(f"echo {last}")
+
+
+@pytest.fixture
+def bot_env() -> dict[str, str]:
+    return {"AUGURE_ALLOWED_USERS": ",".join(map(str, CHATS))}
+
+
+async def test_fifty_chats_of_twenty_messages_each_get_every_answer_once_in_order(
+    bot: Bot, telegram: FakeTelegram, llm: FakeOpenAI
+) -> None:
+    llm.responder = echo
+    for n in range(20):
+        for chat in CHATS:
+            telegram.inject_message(chat, f"{chat}-{n}")
+    await telegram.wait_for(
+        lambda c: c.method == "sendMessage" and str(c.params.get("text", "")).startswith("echo"),
+        count=len(CHATS) * 20,
+        timeout=120,
+    )
+    await telegram.wait_idle(quiet=0.5, timeout=10)
+    for chat in CHATS:
+        answers = [m["text"] for m in telegram.messages(chat)]
+        assert answers == [f"echo {chat}-{n}" for n in range(20)], chat
+    assert not [c for c in telegram.sent("sendMessage") if "went wrong" in c.params["text"]]
+    assert bot.core is not None
+    assert await bot.core.store.integrity() == "ok"
+
+
+async def test_a_database_locked_by_another_process_for_8_s_delays_the_answer_only(
+    bot: Bot, telegram: FakeTelegram, llm: FakeOpenAI
+) -> None:
+    llm.script(text("Still here."))
+    holder = hold_lock(bot.home / "state.db", 8)
+    try:
+        telegram.inject_message(OWNER, "are you there?")
+        await telegram.wait_for(
+            lambda c: c.method == "sendMessage" and c.params.get("text") == "Still here.",
+            timeout=30,
+        )
+    finally:
+        holder.wait(15)
+    assert [m["text"] for m in telegram.messages(OWNER)] == ["Still here."]
+
+
+# -- crashes: a real `augure run` process, killed with SIGKILL ----------------------------
+
+
+async def launch(env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.e2e.launcher", env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def until(db: Path, query: str) -> None:
+    """Wait until the database shows the state the crash must come after."""
+    for _ in range(200):
+        with contextlib.closing(sqlite3.connect(db)) as connection:
+            if connection.execute(query).fetchone():
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never reached: {query}")
+
+
+async def new_poll(telegram: FakeTelegram, polls: int) -> None:
+    """Wait for a getUpdates from a newly started bot (after `polls` seen before)."""
+    for _ in range(400):
+        if len(telegram.polls_started) > polls:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the restarted bot never polled")
+
+
+async def stop(process: asyncio.subprocess.Process) -> None:
+    process.terminate()
+    await asyncio.wait_for(process.wait(), 10)
+
+
+def integrity(db: Path) -> str:
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        return str(connection.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+async def restart_twice(env: dict[str, str], telegram: FakeTelegram) -> list[str]:
+    """Start after the crash, then once more: returns what each start said, per start."""
+    said = []
+    for _ in range(2):
+        before, polls = len(telegram.calls), len(telegram.polls_started)
+        process = await launch(env)
+        await new_poll(telegram, polls)
+        await telegram.wait_idle(quiet=0.5, timeout=10)
+        said.append(
+            "\n".join(
+                str(c.params.get("text"))
+                for c in telegram.calls[before:]
+                if c.method in ("sendMessage", "editMessageText")
+            )
+        )
+        await stop(process)
+    return said
+
+
+async def test_kill_mid_stream_finalises_the_preview_in_place_once(tmp_path: Path) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        process = await launch(env)
+        await telegram.wait_polling(timeout=20)
+        words = " ".join(f"word{n}" for n in range(400))
+        llm.script(text(words, chunk_size=4, chunk_delay=0.05))
+        telegram.inject_message(OWNER, "tell me a long story")
+        await until(tmp_path / "state.db", "SELECT 1 FROM turns WHERE preview_message_id > 0")
+        process.kill()
+        await process.wait()
+        (preview,) = telegram.messages(OWNER)
+
+        first, second = await restart_twice(env, telegram)
+        (finalised,) = telegram.messages(OWNER)
+        assert finalised["message_id"] == preview["message_id"]
+        assert finalised["text"].startswith("word0 word1")
+        assert finalised["text"].endswith(INTERRUPTED_NOTE)
+        assert INTERRUPTED_NOTE in first and second == ""
+    assert integrity(tmp_path / "state.db") == "ok"
+
+
+async def test_kill_before_any_preview_tells_the_owner_to_ask_again_once(tmp_path: Path) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        process = await launch(env)
+        await telegram.wait_polling(timeout=20)
+        llm.script(text("too late", delay=30))
+        telegram.inject_message(OWNER, "what time is it?")
+        await llm.wait_requests(1, timeout=20)
+        process.kill()
+        await process.wait()
+        first, second = await restart_twice(env, telegram)
+        assert first == INTERRUPTED_UNSEEN and second == ""
+        with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as connection:
+            (stored,) = connection.execute("SELECT content FROM messages").fetchall()
+        assert stored == ("what time is it?",)  # stored before the model saw it
+
+
+async def test_kill_mid_tool_records_it_interrupted_names_it_once_and_never_reruns(
+    tmp_path: Path,
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        process = await launch(env)
+        await telegram.wait_polling(timeout=20)
+        llm.script(tool("slow_job", {"name": "backup"}))
+        telegram.inject_message(OWNER, "run the backup job")
+        await until(tmp_path / "state.db", "SELECT 1 FROM invocations WHERE status = 'running'")
+        process.kill()
+        await process.wait()
+        first, second = await restart_twice(env, telegram)
+        assert "`slow_job`" in first or "slow_job" in first
+        assert "interrupted" in first and second == ""
+        code, out, _ = await augure("invocations", "--tool", "slow_job", "--json", env=env)
+        assert code == 0 and '"status": "interrupted"' in out
+    assert test_tools.outbox(tmp_path) == []
+    assert integrity(tmp_path / "state.db") == "ok"
+
+
+async def test_kill_with_an_approval_pending_expires_it_once_and_never_runs(
+    tmp_path: Path,
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        process = await launch(env)
+        await telegram.wait_polling(timeout=20)
+        llm.script(tool("send_note", {"to": "ivy", "text": "x"}))
+        telegram.inject_message(OWNER, "tell ivy")
+        await until(
+            tmp_path / "state.db",
+            "SELECT 1 FROM invocations WHERE approval_status = 'pending' AND approval_ref NOT NULL",
+        )
+        process.kill()
+        await process.wait()
+        first, second = await restart_twice(env, telegram)
+        assert "the assistant restarted" in first and second == ""
+        request = telegram.messages(OWNER)[0]
+        assert not request.get("reply_markup")
+    assert test_tools.outbox(tmp_path) == []
+
+
+# -- start-up refusals ----------------------------------------------------------------------
+
+
+async def test_a_corrupt_database_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        tmp_path.mkdir(exist_ok=True)
+        (tmp_path / "state.db").write_bytes(b"SQLite format 3\x00" + b"\x13" * 8192)
+        code, _, err = await augure("run", env=env, timeout=5)
+    lines = err.strip().splitlines()
+    assert code != 0 and len(lines) == 1, err
+    assert str(tmp_path / "state.db") in lines[0] and "restore" in lines[0]
+    assert "Traceback" not in err
+
+
+async def test_a_home_that_cannot_be_written_stops_the_start_with_one_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = bot_environment(tmp_path / "file" / "home", telegram, llm)
+        code, _, err = await augure("run", env=environment(tmp_path / "file" / "home", env))
+    lines = err.strip().splitlines()
+    assert code != 0 and len(lines) == 1 and "AUGURE_HOME" in lines[0], err
+
+
+async def test_a_second_bot_on_the_same_home_is_refused_and_status_reads_the_lock(
+    tmp_path: Path,
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        code, out, _ = await augure("status", env=env)
+        assert code == 3 and "no bot" in out.lower()
+        first = await launch(env)
+        await telegram.wait_polling(timeout=20)
+        code, _, err = await augure("run", env=env, timeout=10)
+        assert code != 0 and f"pid {first.pid}" in err and len(err.strip().splitlines()) == 1
+        llm.script(text("Only one of me."))
+        telegram.inject_message(OWNER, "hi")
+        await telegram.wait_for(lambda c: c.params.get("text") == "Only one of me.", timeout=10)
+        code, out, _ = await augure("status", env=env)
+        assert code == 0 and f"pid {first.pid}" in out and "last update" in out
+        await stop(first)
+        code, _, _ = await augure("status", env=env)
+        assert code == 3
