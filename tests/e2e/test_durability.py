@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -256,3 +258,35 @@ async def test_a_second_bot_on_the_same_home_is_refused_and_status_reads_the_loc
         await stop(first)
         code, _, _ = await augure("status", env=env)
         assert code == 3
+
+
+FULL_DISK = """
+set -e
+mount -t tmpfs -o size=256k augure-test "$1"
+mkdir "$1/home"
+dd if=/dev/zero of="$1/filler" bs=4k 2>/dev/null || true
+exec "$2" -m augure run
+"""
+
+
+def can_mount_in_a_namespace() -> bool:
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (Debian util-linux)")
+async def test_a_full_disk_at_start_is_one_line_and_a_quick_exit(tmp_path: Path) -> None:
+    if not can_mount_in_a_namespace():
+        pytest.skip("needs unshare (Debian util-linux) with user namespaces enabled")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(disk / "home", bot_environment(disk / "home", telegram, llm))
+        process = await asyncio.create_subprocess_exec(
+            "unshare", "-rm", "sh", "-c", FULL_DISK, "sh", str(disk), sys.executable, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(process.communicate(), 5)
+    lines = err.decode().strip().splitlines()
+    assert process.returncode not in (0, None) and len(lines) == 1, err
+    assert "AUGURE_HOME" in lines[0] and "Traceback" not in err.decode()
