@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from augure.agent import history
 from augure.agent.context import build_system_prompt
 from augure.agent.llm import LLM, LLMError, LLMResponse
+from augure.agent.tally import Tally
 from augure.config import Config
 from augure.memory.store import MemoryStore
 from augure.secrets import Redactor
@@ -54,22 +55,6 @@ class Turn:
     chat_id: str
     origin: str
     awaits_delivery: bool
-
-
-@dataclass
-class _Tally:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-
-    def add(self, response: LLMResponse) -> None:
-        self.prompt_tokens += response.prompt_tokens
-        self.completion_tokens += response.completion_tokens
-        self.calls += 1
-
-    @property
-    def total(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class Agent:
@@ -158,7 +143,7 @@ class Agent:
         # nothing the owner said, and the restart knows a reply was owed.
         await self.store.begin_turn(turn.id, chat_id, turn.origin, conversation.id, stored)
         conversation.messages.append(stored)
-        tally = _Tally()
+        tally = Tally()
         await self._compact(conversation, tally)  # keeps the newest owner message whole
         asked_at = len(conversation.messages) - 1
         conversation.messages[asked_at] = {"role": "user", "content": content}
@@ -191,10 +176,16 @@ class Agent:
             if mistaken:
                 conversation.messages = history.prune(conversation.messages, mistaken)
                 await self.store.replace_messages(conversation.id, conversation.messages)
-            usage = self._usage(
-                tally, system.text, system.memory_chars, schemas, text, conversation.messages
-            )
+            usage = None
             if tally.calls:
+                usage = tally.usage(
+                    self.llm.model,
+                    system.text,
+                    system.memory_chars,
+                    schemas,
+                    text,
+                    conversation.messages,
+                )
                 await self.store.record_usage(chat_id, conversation.id, usage)
             reply = Reply(self.redact(text), artifacts, usage, turn.id)
             await self.store.turn_answered(turn.id, reply.text, delivered=not turn.awaits_delivery)
@@ -266,7 +257,7 @@ class Agent:
             return [code_mode_schema(self.registry)]
         return self.registry.to_function_schemas(loaded)
 
-    async def _compact(self, conversation: history.Conversation, tally: _Tally) -> None:
+    async def _compact(self, conversation: history.Conversation, tally: Tally) -> None:
         """Keep the history under agent.history_tokens: shorten, then summarise old turns."""
         limit = self.config.agent.history_tokens
         # The newest message is the owner's, just asked and stored: never compacted away.
@@ -295,30 +286,6 @@ class Agent:
 
     def _clean(self, content: Content) -> Content:
         return self.redact(content) if isinstance(content, str) else self.redact.value(content)
-
-    def _usage(
-        self,
-        tally: _Tally,
-        system: str,
-        memory_chars: int,
-        schemas: list[Any],
-        output: str,
-        messages: list[dict[str, Any]],
-    ) -> TurnUsage:
-        schema_chars = len(json.dumps(schemas))
-        return TurnUsage(
-            model=self.llm.model,
-            prompt_tokens=tally.prompt_tokens,
-            completion_tokens=tally.completion_tokens,
-            llm_calls=tally.calls,
-            breakdown={
-                "system_prompt": (len(system) - memory_chars) // 4,
-                "memory": memory_chars // 4,
-                "tool_schemas": schema_chars // 4,
-                "history": history.estimate_tokens(messages),
-                "output": len(output) // 4,
-            },
-        )
 
 
 def tool_message(call_id: str, result: ToolResult) -> dict[str, Any]:
