@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from augure.agent.llm import LLM
-from augure.agent.loop import Agent
+from augure.agent.loop import Agent, ChatModel
 from augure.approval.gate import ApprovalGate
 from augure.config import Config
 from augure.memory.store import MemoryStore
@@ -83,8 +83,11 @@ class Core:
     started_at: float = field(default_factory=time.time)
 
     @classmethod
-    async def open(cls, config: Config, extra_tools: Sequence[Tool] = ()) -> Core:
-        """Build everything but the channel. `extra_tools` is how a deployment adds tools."""
+    async def open(
+        cls, config: Config, extra_tools: Sequence[Tool] = (), model: ChatModel | None = None
+    ) -> Core:
+        """Build everything but the channel. `extra_tools` is how a deployment adds tools;
+        `model` replaces the HTTP model for turns (an in-process scripted one in tests)."""
         config.home.mkdir(parents=True, exist_ok=True)
         memory = MemoryStore(config.memory_dir)
         memory.ensure()
@@ -104,7 +107,7 @@ class Core:
                 "calls will run WITHOUT asking the owner. Use this only in a trusted lab."
             )
         llm = LLM(config.llm)
-        agent = Agent(config, store, registry, executor, llm, memory, redact)
+        agent = Agent(config, store, registry, executor, model or llm, memory, redact)
 
         async def run_job(conversation: str, prompt: str) -> str:
             # Each run starts a fresh conversation: a job's output is delivered to the owner,

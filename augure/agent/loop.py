@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from augure.agent import history
 from augure.agent.context import build_system_prompt
-from augure.agent.llm import LLM, LLMError, LLMResponse
+from augure.agent.llm import LLMError, LLMResponse, TextSink
 from augure.agent.tally import Tally
 from augure.config import Config
 from augure.memory.store import MemoryStore
@@ -29,6 +29,21 @@ from augure.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 
 Content = str | list[dict[str, Any]]
+
+
+class ChatModel(Protocol):
+    """What a turn needs of the model: `LLM` over HTTP, or a scripted one in tests."""
+
+    model: str
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        tool_choice: str | None = None,
+        on_text: TextSink | None = None,
+    ) -> LLMResponse: ...
 
 
 class TurnStream(Protocol):
@@ -64,7 +79,7 @@ class Agent:
         store: Store,
         registry: ToolRegistry,
         executor: Executor,
-        llm: LLM,
+        llm: ChatModel,
         memory: MemoryStore,
         redact: Redactor,
     ) -> None:

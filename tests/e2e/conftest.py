@@ -18,6 +18,17 @@ from tests.fakes.telegram import FakeTelegram
 
 OWNER = 1001
 STRANGER = 2002
+E2E = Path(__file__).parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: drives the real app over HTTP fakes (-m 'not e2e')")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
 
 
 def bot_environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict[str, str]:
