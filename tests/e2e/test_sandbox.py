@@ -362,6 +362,8 @@ async def test_bot_reject_never_runs(bot: Bot) -> None:
 
 FAKE_AGENT = """#!/usr/bin/python3
 import os, sys
+
+pytestmark = pytest.mark.system_package("bubblewrap")
 task = sys.argv[-1]
 with open("hello.py", "w") as f:
     f.write("print('hello from the agent')\\n")
