@@ -166,8 +166,9 @@ class Config(BaseSettings):
     skills: SkillsConfig = SkillsConfig()
     tools: ToolsConfig = ToolsConfig()
 
-    # Not a config key: where the file and the state live. Set by load_config.
+    # Not config keys: where the state and the file live. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
+    file: Path | None = Field(default=None, exclude=True)
 
     @classmethod
     def settings_customise_sources(
@@ -317,7 +318,26 @@ def load_config(path: Path | str | None = None, *, home: Path | None = None) -> 
             _unknown_line(exc.loc, _valid_keys(exc.loc), file, plain, exc.kind)
         ) from None
     config.home = home
+    config.file = file
     return config
+
+
+def source_of(config: Config, section: str, key: str) -> str:
+    """Where `[section] key` came from, phrased for a line telling the owner what to fix."""
+    file = config.file or config.home / "augure.toml"
+    plain = {where: name for name, where in PLAIN_VARIABLES.items() if os.environ.get(name)}
+    named = {name.upper() for name in os.environ}
+    if f"AUGURE__{section.upper()}__{key.upper()}" in named or (section, key) in plain:
+        return _source((section, key), file, plain)
+    try:
+        in_file = key in tomllib.loads(file.read_text(encoding="utf-8")).get(section, {})
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        in_file = False
+    if in_file:
+        return _source((section, key), file, plain)
+    variable = next((n for n, where in PLAIN_VARIABLES.items() if where == (section, key)), None)
+    hint = f"{variable} or " if variable else ""
+    return f"not set: set {hint}[{section}] {key} in {file}"
 
 
 class _UnknownToolSection(Exception):
