@@ -355,6 +355,8 @@ class _InvalidToolSection(Exception):
 def _check_tool_sections(config: Config) -> None:
     """Each `[tools.NAME]` must be a known tool's section holding only that tool's keys."""
     for name, value in (config.tools.model_extra or {}).items():
+        if value == {} and name in TOOL_SECTIONS:
+            continue  # the empty tables `augure init` writes: nothing to import and check
         if name not in TOOL_SECTIONS:
             kind = "section" if isinstance(value, dict) else "key"
             raise _UnknownToolSection(("tools", name), kind)
