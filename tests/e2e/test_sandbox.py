@@ -31,6 +31,8 @@ from tests.e2e.helpers import (
 )
 from tests.fakes.openai import text, tool
 
+pytestmark = pytest.mark.system_package("bubblewrap")
+
 SECRET = "s3cr3t-value-that-must-not-leak-7f3a"
 
 
@@ -362,8 +364,6 @@ async def test_bot_reject_never_runs(bot: Bot) -> None:
 
 FAKE_AGENT = """#!/usr/bin/python3
 import os, sys
-
-pytestmark = pytest.mark.system_package("bubblewrap")
 task = sys.argv[-1]
 with open("hello.py", "w") as f:
     f.write("print('hello from the agent')\\n")
