@@ -160,6 +160,16 @@ async def test_read_returns_the_text_of_a_pdf(home: Path) -> None:
     assert "--- page 2 ---\nThank you" in result.output and "[cut" not in result.output
 
 
+async def test_a_long_pdf_is_cut_and_says_so(home: Path) -> None:
+    pytest.importorskip("pypdf", reason="pypdf is a dependency of the files tool")
+    pages = [f"Page {n} " + "word " * 600 for n in range(60)]  # about 180 kB of text
+    (home / "inbox" / "book.pdf").write_bytes(pdf(*pages))
+    result = await call(home, action="read", path="inbox/book.pdf")
+    assert result.success and "Page 0 word" in result.output
+    assert "Page 59" not in result.output
+    assert result.output.endswith("[cut: only the first 100 kB of text shown]")
+
+
 async def test_send_a_document_and_refuse_other_chats(home: Path) -> None:
     (workspace(home) / "report.csv").write_text("a,b\n1,2\n")
     result = await call(home, action="send", path="workspace/report.csv")
