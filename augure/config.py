@@ -16,7 +16,15 @@ from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -166,9 +174,14 @@ class Config(BaseSettings):
     skills: SkillsConfig = SkillsConfig()
     tools: ToolsConfig = ToolsConfig()
 
-    # Not config keys: where the state and the file live. Set by load_config.
+    # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
-    file: Path | None = Field(default=None, exclude=True)
+    # The file the config was read from (private: no key or variable can set it).
+    _file: Path | None = PrivateAttr(default=None)
+
+    @property
+    def file(self) -> Path | None:
+        return self._file
 
     @classmethod
     def settings_customise_sources(
@@ -318,7 +331,7 @@ def load_config(path: Path | str | None = None, *, home: Path | None = None) -> 
             _unknown_line(exc.loc, _valid_keys(exc.loc), file, plain, exc.kind)
         ) from None
     config.home = home
-    config.file = file
+    config._file = file
     return config
 
 

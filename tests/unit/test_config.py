@@ -73,6 +73,8 @@ def test_home_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         ("", {"AUGURE__APPROVAL__TIMEOUT_SECONDS": "soon"}, "AUGURE__APPROVAL__TIMEOUT_SECONDS"),
         ("", {"AUGURE_ALLOWED_USERS": "alice"}, "the environment variable AUGURE_ALLOWED_USERS"),
         ("[llm\nmodel=1", {}, "not valid TOML"),
+        # Where the config came from is not itself a key anyone can set.
+        ("file = 'elsewhere.toml'\n", {}, "file: unknown section"),
     ],
 )
 def test_bad_values_name_the_key(
