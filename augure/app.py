@@ -24,6 +24,7 @@ from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
 from augure.tools.execute_code import execute_code
 from augure.tools.executor import Executor
+from augure.tools.files import files
 from augure.tools.github import github
 from augure.tools.http import http_tool
 from augure.tools.memory_tools import memory_read, memory_write
@@ -43,6 +44,7 @@ def builtin_tools() -> list[Tool]:
         memory_read,
         memory_write,
         schedule,
+        files,
         web_search,
         http_tool,
         email_tool,

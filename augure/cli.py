@@ -13,38 +13,44 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure import cli_audit, cli_jobs, cli_skills
+from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_skills
 from augure.cli_audit import UsageError
-from augure.config import Config, ConfigError, load_config
+from augure.config import Config, ConfigError, load_config, load_env_file
 from augure.store.audit import STATUSES
 
 log = logging.getLogger("augure")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="augure", description="Your personal AI assistant.")
+    parser = argparse.ArgumentParser(
+        prog="augure",
+        description="Your personal AI assistant, on Telegram and in the terminal.",
+        epilog="`augure COMMAND --help` describes each command and its options.",
+    )
+    parser.add_argument("--version", action="version", version=f"augure {__version__}")
     parser.add_argument(
         "--config", type=Path, help="config file (default $AUGURE_HOME/augure.toml)"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("run", help="start the Telegram bot")
+    cli_init.add_parser(commands)
+    commands.add_parser("run", help="start the Telegram bot until SIGINT or SIGTERM")
     commands.add_parser("chat", help="talk to the agent in this terminal")
-    commands.add_parser("doctor", help="check the configuration and the services")
+    commands.add_parser("doctor", help="check the config, the services and every tool")
     commands.add_parser("status", help="is a bot running on this home? (exit 0 yes, 3 no)")
 
     memory = commands.add_parser("memory", help="the memory files")
-    memory_commands = memory.add_subparsers(dest="action", required=True)
+    memory_commands = memory.add_subparsers(dest="action", required=True, metavar="ACTION")
     memory_commands.add_parser("list", help="list memory files")
     show = memory_commands.add_parser("show", help="print one memory file")
-    show.add_argument("path")
+    show.add_argument("path", help="relative to the memory folder, e.g. identity.md")
 
-    tools = commands.add_parser("tools", help="the tools")
-    tools_commands = tools.add_subparsers(dest="action", required=True)
+    tools = commands.add_parser("tools", help="list the tools, or run one")
+    tools_commands = tools.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = tools_commands.add_parser("list", help="list the tools")
     listing.add_argument("--json", action="store_true", help="one JSON array on stdout")
-    run = tools_commands.add_parser("run", help="run one tool")
-    run.add_argument("name")
+    run = tools_commands.add_parser("run", help="run one tool, with the same approval as in chat")
+    run.add_argument("name", help="the tool's name (see `augure tools list`)")
     run.add_argument("--args", default="{}", help="the arguments as a JSON object")
 
     invocations = commands.add_parser("invocations", help="recent tool calls, newest first")
@@ -55,22 +61,36 @@ def _parser() -> argparse.ArgumentParser:
     approvals = commands.add_parser("approvals", help="pending approval requests and rules")
     approvals.add_argument("--json", action="store_true", help="one JSON array on stdout")
     approve = commands.add_parser("approve", help="approve a pending request")
-    approve.add_argument("id")
+    approve.add_argument("id", help="the request id (see `augure approvals`)")
     reject = commands.add_parser("reject", help="reject a pending request")
-    reject.add_argument("id")
+    reject.add_argument("id", help="the request id (see `augure approvals`)")
     reject.add_argument("--reason", help="told to the assistant")
 
     rules = commands.add_parser("rules", help="always-allow and deny rules (default: list)")
-    rules_commands = rules.add_subparsers(dest="action")
+    rules_commands = rules.add_subparsers(dest="action", metavar="ACTION")
     rules_commands.add_parser("list", help="list the rules")
     revoke = rules_commands.add_parser("revoke", help="delete a rule")
-    revoke.add_argument("rule_id")
+    revoke.add_argument("rule_id", help="the rule id (see `augure rules`)")
     for effect in ("allow", "deny"):
         rule = rules_commands.add_parser(effect, help=f"always {effect} calls matching PATTERN")
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
     cli_jobs.add_parser(commands)
     cli_skills.add_parser(commands)
+    backup.add_parsers(commands)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Each command's own --help opens with the line `augure --help` shows for it."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            if sub.description is None:
+                sub.description = helps.get(name)
+            _describe(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
+        if args.command in HOME_HANDLERS:
+            # No config needed: these make, save or fill a home. They talk to the owner
+            # directly, so routine request logs would only bury their one line.
+            if not args.verbose:
+                logging.getLogger().setLevel(logging.WARNING)
+            return asyncio.run(HOME_HANDLERS[args.command](args))
+        load_env_file()
         config = load_config(args.config)
         _redact_logs(config)
         handler = HANDLERS[args.command]
@@ -230,6 +257,13 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "rules": cli_audit.rules,
     "jobs": cli_jobs.jobs,
     "skills": cli_skills.skills,
+}
+
+# Commands that work on AUGURE_HOME itself, without loading (or needing) a valid config.
+HOME_HANDLERS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
+    "init": cli_init.init,
+    "backup": backup.backup_command,
+    "restore": backup.restore_command,
 }
 
 

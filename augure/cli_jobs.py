@@ -28,9 +28,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add.add_argument("--timezone", help="IANA zone (default: agent.timezone)")
     add.add_argument("--id", dest="job_id", help="job id (lowercase words joined by hyphens)")
     remove = actions.add_parser("remove", help="delete a job")
-    remove.add_argument("id")
+    remove.add_argument("id", help="the job id (see `augure jobs list`)")
     run = actions.add_parser("run", help="run a job now, once (by the running bot)")
-    run.add_argument("id")
+    run.add_argument("id", help="the job id (see `augure jobs list`)")
 
 
 @asynccontextmanager

@@ -30,7 +30,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("install", "install or update a skill from skills.hub_url"),
     ]:
         action = actions.add_parser(name, help=text)
-        action.add_argument("id")
+        action.add_argument("id", help="the skill id (see `augure skills list`)")
 
 
 async def skills(config: Config, args: argparse.Namespace) -> int:

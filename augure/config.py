@@ -6,13 +6,25 @@ Precedence, highest first: `AUGURE__SECTION__KEY` variables, the plain variables
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import os
 import tomllib
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from dotenv import dotenv_values
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -116,6 +128,13 @@ class CodeModeConfig(_Section):
     max_tool_calls: int = Field(default=50, gt=0)
 
 
+class OpencodeSettings(_Section):
+    """`[tools.opencode]`: the coding agent `opencode` runs in the sandbox."""
+
+    command: str | list[str] | None = None
+    args: str | list[str] = []
+
+
 class SkillsConfig(_Section):
     path: Path | None = None
     hub_url: str | None = None
@@ -155,8 +174,14 @@ class Config(BaseSettings):
     skills: SkillsConfig = SkillsConfig()
     tools: ToolsConfig = ToolsConfig()
 
-    # Not a config key: where the file and the state live. Set by load_config.
+    # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
+    # The file the config was read from (private: no key or variable can set it).
+    _file: Path | None = PrivateAttr(default=None)
+
+    @property
+    def file(self) -> Path | None:
+        return self._file
 
     @classmethod
     def settings_customise_sources(
@@ -213,6 +238,28 @@ PLAIN_VARIABLES: dict[str, tuple[str, str]] = {
     "AUGURE_MODEL": ("llm", "model"),
 }
 
+# `[tools.NAME]` sections and the model each is checked against (module, class). Imported
+# only when the section is present, so a config without `[tools.browser]` loads no browser code.
+TOOL_SECTIONS: dict[str, tuple[str, str]] = {
+    "web_search": ("augure.tools.web_search", "SearchSettings"),
+    "http": ("augure.tools.http", "HttpSettings"),
+    "email": ("augure.tools.email", "EmailConfig"),
+    "github": ("augure.tools.github", "GitHubSettings"),
+    "browser": ("augure.tools.browser_session", "BrowserSettings"),
+    "opencode": ("augure.config", "OpencodeSettings"),
+}
+
+ENV_FILE_NAME = ".env"
+# Variables that `load_env_file` took from a file (name -> file), so that an error about one
+# says where to fix it.
+_FROM_ENV_FILE: dict[str, Path] = {}
+
+
+def tool_section_model(name: str) -> type[BaseModel]:
+    module, attribute = TOOL_SECTIONS[name]
+    model: type[BaseModel] = getattr(importlib.import_module(module), attribute)
+    return model
+
 
 def host_zone() -> str:
     name = os.environ.get("TZ", "").lstrip(":")
@@ -234,6 +281,23 @@ def default_home(environ: os._Environ[str] | dict[str, str] | None = None) -> Pa
     return Path(env.get("AUGURE_HOME") or "~/.augure").expanduser()
 
 
+def load_env_file(home: Path | None = None) -> Path | None:
+    """Put `$AUGURE_HOME/.env` (written by `augure init`, mode 600) into the environment.
+
+    The process's own environment wins over the file. Called once by the command line, so
+    the secrets it holds reach every part that reads variables (tools, redaction) the same way
+    as with `docker compose`'s `env_file`.
+    """
+    file = (home or default_home()) / ENV_FILE_NAME
+    if not file.is_file():
+        return None
+    for name, value in dotenv_values(file).items():
+        if value is not None and name not in os.environ:
+            os.environ[name] = value
+            _FROM_ENV_FILE[name] = file
+    return file
+
+
 def load_config(path: Path | str | None = None, *, home: Path | None = None) -> Config:
     """Read the config, or raise ConfigError with one line naming the key to fix."""
     home = (home or default_home()).expanduser()
@@ -246,26 +310,152 @@ def load_config(path: Path | str | None = None, *, home: Path | None = None) -> 
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+    plain: dict[tuple[str, str], str] = {}
     for variable, (section, key) in PLAIN_VARIABLES.items():
         value = os.environ.get(variable)
         if value:
             data.setdefault(section, {})
             if isinstance(data[section], dict):
                 data[section][key] = value
+                plain[(section, key)] = variable
     try:
         config = Config(**data)
+        _check_tool_sections(config)
     except ValidationError as exc:
-        raise ConfigError(_one_line(exc, file)) from None
+        raise ConfigError(_one_line(exc, file, plain)) from None
+    except _InvalidToolSection as exc:
+        # Re-rooted under tools.NAME so the line names the whole key.
+        raise ConfigError(_one_line(exc.error, file, plain, ("tools", exc.name))) from None
+    except _UnknownToolSection as exc:
+        raise ConfigError(
+            _unknown_line(exc.loc, _valid_keys(exc.loc), file, plain, exc.kind)
+        ) from None
     config.home = home
+    config._file = file
     return config
 
 
-def _one_line(exc: ValidationError, file: Path) -> str:
-    first = exc.errors()[0]
-    key = ".".join(str(part) for part in first["loc"])
-    message = first["msg"]
-    if first["type"] == "extra_forbidden":
-        message = "unknown key"
-    env_name = "AUGURE__" + "__".join(str(part).upper() for part in first["loc"])
+def source_of(config: Config, section: str, key: str) -> str:
+    """Where `[section] key` came from, phrased for a line telling the owner what to fix."""
+    file = config.file or config.home / "augure.toml"
+    plain = {where: name for name, where in PLAIN_VARIABLES.items() if os.environ.get(name)}
+    named = {name.upper() for name in os.environ}
+    if f"AUGURE__{section.upper()}__{key.upper()}" in named or (section, key) in plain:
+        return _source((section, key), file, plain)
+    try:
+        in_file = key in tomllib.loads(file.read_text(encoding="utf-8")).get(section, {})
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        in_file = False
+    if in_file:
+        return _source((section, key), file, plain)
+    variable = next((n for n, where in PLAIN_VARIABLES.items() if where == (section, key)), None)
+    hint = f"{variable} or " if variable else ""
+    return f"not set: set {hint}[{section}] {key} in {file}"
+
+
+class _UnknownToolSection(Exception):
+    def __init__(self, loc: tuple[str, ...], kind: str) -> None:
+        self.loc = loc
+        self.kind = kind
+
+
+class _InvalidToolSection(Exception):
+    def __init__(self, name: str, error: ValidationError) -> None:
+        self.name = name
+        self.error = error
+
+
+def _check_tool_sections(config: Config) -> None:
+    """Each `[tools.NAME]` must be a known tool's section holding only that tool's keys."""
+    for name, value in (config.tools.model_extra or {}).items():
+        if value == {} and name in TOOL_SECTIONS:
+            continue  # the empty tables `augure init` writes: nothing to import and check
+        if name not in TOOL_SECTIONS:
+            kind = "section" if isinstance(value, dict) else "key"
+            raise _UnknownToolSection(("tools", name), kind)
+        try:
+            tool_section_model(name).model_validate(value)
+        except ValidationError as exc:
+            raise _InvalidToolSection(name, exc) from None
+
+
+def _model_at(loc: tuple[str, ...]) -> type[BaseModel] | None:
+    """The config model that holds the last part of `loc`, to suggest its valid keys."""
+    if len(loc) >= 2 and loc[0] == "tools" and loc[1] in TOOL_SECTIONS:
+        model: type[BaseModel] = tool_section_model(loc[1])
+        rest = loc[2:-1]
+    else:
+        model, rest = Config, loc[:-1]
+    parts = iter(rest)
+    for part in parts:
+        field = model.model_fields.get(part)
+        annotation = field.annotation if field else None
+        if typing.get_origin(annotation) is dict:  # `presets.NAME`: skip the free-form name
+            annotation = typing.get_args(annotation)[1]
+            next(parts, None)
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model
+
+
+def _valid_keys(loc: tuple[str, ...]) -> list[str]:
+    model = _model_at(loc)
+    if model is None:
+        return []
+    keys = [name for name, field in model.model_fields.items() if not field.exclude]
+    if model is ToolsConfig:
+        keys += list(TOOL_SECTIONS)
+    return keys
+
+
+def _source(loc: tuple[str, ...], file: Path, plain: dict[tuple[str, str], str]) -> str:
+    """Where the value at `loc` came from: an environment variable, the .env file or the toml."""
+    variable = "AUGURE__" + "__".join(part.upper() for part in loc)
+    named = {name.upper(): name for name in os.environ}
+    if variable in named:
+        return _variable_source(named[variable])
+    if len(loc) == 2 and (loc[0], loc[1]) in plain:
+        return _variable_source(plain[(loc[0], loc[1])])
+    if len(loc) == 1:
+        return f"{file}, section [{loc[0]}]"
+    section = ".".join(loc[:-1])
+    return f"{file}, key {loc[-1]} in [{section}]"
+
+
+def _variable_source(name: str) -> str:
+    if name in _FROM_ENV_FILE:
+        return f"{name} in {_FROM_ENV_FILE[name]}"
+    return f"the environment variable {name}"
+
+
+def _unknown_line(
+    loc: tuple[str, ...],
+    valid: list[str],
+    file: Path,
+    plain: dict[tuple[str, str], str],
+    kind: str | None = None,
+) -> str:
+    key = ".".join(loc)
+    close = difflib.get_close_matches(loc[-1], valid, n=1, cutoff=0.6)
+    hint = f"; did you mean {'.'.join((*loc[:-1], close[0]))}?" if close else ""
+    kind = kind or ("section" if len(loc) == 1 else "key")
+    return f"config error: {key}: unknown {kind}{hint} (from {_source(loc, file, plain)})"
+
+
+def _one_line(
+    exc: ValidationError,
+    file: Path,
+    plain: dict[tuple[str, str], str],
+    root: tuple[str, ...] = (),
+) -> str:
+    errors = exc.errors()
+    # An unknown key is the likelier typo behind the other errors (a required key "missing").
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    # A list item's index (allowed_users.0) is not a key the owner can look up.
+    loc = (*root, *(str(part) for part in first["loc"] if not isinstance(part, int)))
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"config error: {key}: {message} — fix it in {file} or {env_name}{more}"
+    if first["type"] == "extra_forbidden":
+        return _unknown_line(loc, _valid_keys(loc), file, plain) + more
+    key = ".".join(loc)
+    return f"config error: {key}: {first['msg']} (from {_source(loc, file, plain)}){more}"

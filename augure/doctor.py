@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from augure.config import Config
+from augure.config import Config, source_of
 
 CHECK_TIMEOUT = 10.0
 
@@ -41,39 +41,34 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
 
 
 async def _llm(config: Config) -> Check:
-    from augure.agent.llm import LLM
+    from augure import probes
 
-    llm = LLM(config.llm)
-    where = config.llm.base_url or "OpenAI"
-    try:
-        models = await asyncio.wait_for(llm.list_models(), CHECK_TIMEOUT)
-    except Exception as exc:
-        detail = f"{where} unreachable ({_short(exc, config)}); check OPENAI_BASE_URL"
-        return Check("llm", False, detail)
-    finally:
-        await llm.close()
-    listed = "listed" if config.llm.model in models else "not listed by the endpoint"
-    return Check("llm", True, f"{where} answers; model {config.llm.model} {listed}")
+    # Without a key the bot sends "-", which local servers (Ollama, vLLM) accept.
+    key = config.llm.api_key.get_secret_value() if config.llm.api_key else "-"
+    probe = await probes.llm(
+        config.llm.base_url,
+        key,
+        config.llm.model,
+        key_from=source_of(config, "llm", "api_key"),
+        url_from=source_of(config, "llm", "base_url"),
+        model_from=source_of(config, "llm", "model"),
+    )
+    return Check("llm", probe.ok, probe.detail)
 
 
 async def _telegram(config: Config) -> Check:
-    if config.telegram.token is None:
-        return Check("telegram", False, "TELEGRAM_BOT_TOKEN is not set")
-    from telegram import Bot
+    from augure import probes
 
-    root = config.telegram.api_url.rstrip("/")
-    bot = Bot(
+    token_from = source_of(config, "telegram", "token")
+    if config.telegram.token is None:
+        return Check("telegram", False, f"no bot token ({token_from})")
+    probe = await probes.telegram(
         config.telegram.token.get_secret_value(),
-        base_url=f"{root}/bot",
-        base_file_url=f"{root}/file/bot",
+        config.telegram.api_url,
+        token_from=token_from,
+        url_from=source_of(config, "telegram", "api_url"),
     )
-    try:
-        me = await asyncio.wait_for(bot.get_me(), CHECK_TIMEOUT)
-    except Exception as exc:
-        return Check("telegram", False, f"getMe failed ({_short(exc, config)}); check the token")
-    finally:
-        await bot.shutdown()
-    return Check("telegram", True, f"getMe: @{me.username}")
+    return Check("telegram", probe.ok, probe.detail)
 
 
 async def _sandbox(config: Config) -> Check:

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import OWNER, bot_environment
 from tests.e2e.helpers import augure, environment
 from tests.fakes.openai import FakeOpenAI, text, tool
@@ -72,12 +74,15 @@ async def test_bad_config_and_missing_token_are_one_line(tmp_path: Path) -> None
     assert code == 1 and "AUGURE_TELEGRAM_API_URL" in err and "Traceback" not in err
 
 
+@pytest.mark.system_package("chromium")
+@pytest.mark.system_package("bubblewrap")
 async def test_doctor_checks_both_endpoints(tmp_path: Path) -> None:
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        llm.script(text("OK"))
         code, out, _ = await augure("doctor", env=env)
         assert code == 0, out
-        assert "ok    llm:" in out and "test-model listed" in out
+        assert f"ok    llm: {llm.base_url} answers with model test-model" in out
         assert "ok    telegram: getMe: @augure_test_bot" in out
         assert "ok    tool datetime: ready" in out
         assert "ok    browser: Chromium" in out

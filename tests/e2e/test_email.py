@@ -21,6 +21,8 @@ from tests.fakes.mail import FakeMail
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
 
+pytestmark = pytest.mark.system_package("dovecot-imapd")
+
 FRIEND = "friend@example.com"
 
 

@@ -31,6 +31,8 @@ from tests.e2e.helpers import (
 )
 from tests.fakes.openai import text, tool
 
+pytestmark = pytest.mark.system_package("bubblewrap")
+
 SECRET = "s3cr3t-value-that-must-not-leak-7f3a"
 
 

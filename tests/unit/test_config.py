@@ -69,10 +69,12 @@ def test_home_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     [
         ("[agent]\nmax_loops = 'many'\n", {}, "agent.max_loops"),
         ("[agent]\ntimezone = 'Mars/Olympus'\n", {}, "agent.timezone"),
-        ("[agnet]\nmax_loops = 3\n", {}, "agnet: unknown key"),
+        ("[agnet]\nmax_loops = 3\n", {}, "agnet: unknown section; did you mean agent?"),
         ("", {"AUGURE__APPROVAL__TIMEOUT_SECONDS": "soon"}, "AUGURE__APPROVAL__TIMEOUT_SECONDS"),
-        ("", {"AUGURE_ALLOWED_USERS": "alice"}, "telegram.allowed_users"),
+        ("", {"AUGURE_ALLOWED_USERS": "alice"}, "the environment variable AUGURE_ALLOWED_USERS"),
         ("[llm\nmodel=1", {}, "not valid TOML"),
+        # Where the config came from is not itself a key anyone can set.
+        ("file = 'elsewhere.toml'\n", {}, "file: unknown section"),
     ],
 )
 def test_bad_values_name_the_key(
@@ -91,3 +93,79 @@ def test_bad_values_name_the_key(
 def test_missing_explicit_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "nope.toml", home=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ("[agent]\nmax_loop = 3\n", "agent.max_loop: unknown key; did you mean agent.max_loops?"),
+        (
+            "[tools.emial]\nimap_host = 'x'\n",
+            "tools.emial: unknown section; did you mean tools.email?",
+        ),
+        (
+            "[tools.email]\nimap_prot = 993\n",
+            "tools.email.imap_prot: unknown key; did you mean tools.email.imap_port?",
+        ),
+        ("[tools.http]\ntimeout_seconds = 'soon'\n", "tools.http.timeout_seconds: Input should be"),
+        ("[tools]\nenabeld = ['*']\n", "tools.enabeld: unknown key; did you mean tools.enabled?"),
+        (
+            "[tools.http.presets.api]\nbase_ur = 'https://a.example'\n",
+            "tools.http.presets.api.base_ur: unknown key; "
+            "did you mean tools.http.presets.api.base_url?",
+        ),
+        (
+            "[llm.coding]\nmodle = 'x'\n",
+            "llm.coding.modle: unknown key; did you mean llm.coding.model?",
+        ),
+    ],
+)
+def test_unknown_keys_and_sections_suggest_the_closest_and_name_the_file(
+    tmp_path: Path, toml: str, expected: str
+) -> None:
+    (tmp_path / "augure.toml").write_text(toml)
+    with pytest.raises(ConfigError) as caught:
+        load_config(home=tmp_path)
+    message = str(caught.value)
+    assert expected in message
+    assert f"(from {tmp_path / 'augure.toml'}, " in message
+    assert "\n" not in message
+
+
+def test_section_variable_errors_name_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUGURE__TOOLS__HTTP__TIMEOUT_SECONDS", "soon")
+    with pytest.raises(ConfigError, match="the environment variable AUGURE__TOOLS__HTTP__TIMEOUT"):
+        load_config(home=tmp_path)
+
+
+def test_env_file_fills_missing_variables_and_is_named_in_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from augure import config as config_module
+
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+    monkeypatch.setattr(config_module, "_FROM_ENV_FILE", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-real-environment")
+    (tmp_path / ".env").write_text(
+        "TELEGRAM_BOT_TOKEN=42:from-file\nOPENAI_API_KEY=sk-from-file\nAUGURE_ALLOWED_USERS=bob\n"
+    )
+    assert config_module.load_env_file(tmp_path) == tmp_path / ".env"
+    assert os.environ["TELEGRAM_BOT_TOKEN"] == "42:from-file"
+    assert os.environ["OPENAI_API_KEY"] == "sk-from-the-real-environment"
+    with pytest.raises(ConfigError) as caught:
+        load_config(home=tmp_path)
+    message = str(caught.value)
+    assert f"(from AUGURE_ALLOWED_USERS in {tmp_path / '.env'})" in message
+    assert "from-file" not in message and "sk-" not in message
+
+
+def test_a_bad_secret_value_is_never_echoed(tmp_path: Path) -> None:
+    (tmp_path / "augure.toml").write_text("[tools.github]\ntoken = ['ghp_secretvalue123']\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(home=tmp_path)
+    assert "tools.github.token" in str(caught.value)
+    assert "ghp_secretvalue123" not in str(caught.value)

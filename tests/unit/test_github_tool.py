@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from augure.config import load_config
+from augure.config import ConfigError, load_config
 from augure.memory.store import MemoryStore
 from augure.store.db import Store
 from augure.tools.base import Egress, RunContext, ToolResult
@@ -372,11 +372,13 @@ async def test_not_configured_without_a_token(
 
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_from_the_environment")
     assert registry.description(github) == github.description
+    # A bad [tools.github] is refused when the config is loaded, before any tool sees it.
     write_config(tmp_path, '[tools.github]\nbase_url = "ftp://example.com"\nextra = 1\n')
-    context.config = load_config(home=tmp_path)
-    assert "fix [tools.github]: base_url: Value error, must start with https://" in (
-        registry.description(github)
-    )
+    with pytest.raises(ConfigError, match=r"tools\.github\.extra: unknown key"):
+        load_config(home=tmp_path)
+    write_config(tmp_path, '[tools.github]\nbase_url = "ftp://example.com"\n')
+    with pytest.raises(ConfigError, match=r"tools\.github\.base_url: Value error, must start with"):
+        load_config(home=tmp_path)
     await store.close()
 
 

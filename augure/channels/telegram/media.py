@@ -54,8 +54,8 @@ async def document_text(message: Message, home: Path) -> str:
     lines = [message.caption or "", ""] if message.caption else []
     lines.append(
         f"[The owner sent a document: {document.file_name or 'unnamed'} ({len(data)} bytes, "
-        f"{document.mime_type or 'unknown type'}), saved as inbox/{saved.name} in the "
-        "assistant's home folder.]"
+        f"{document.mime_type or 'unknown type'}), saved as inbox/{saved.name}; "
+        "read it with the files tool.]"
     )
     return "\n".join(lines)
 

@@ -1,0 +1,225 @@
+"""The commented `augure.toml` that `augure init` writes, generated from the config models.
+
+Every section and key comes from the models themselves (`Config`, and each `[tools.NAME]`
+model of `TOOL_SECTIONS`), so the file cannot list a key that does not exist or miss one
+that does. Defaults are written commented out: the code keeps owning them, and the owner
+uncomments what they change. Values `augure init` asked for are written active.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+from pydantic.fields import FieldInfo
+
+from augure.config import TOOL_SECTIONS, Config, ToolsConfig, tool_section_model
+
+HEADER = """\
+# Augure configuration. Every section and key is listed with its default, commented out;
+# uncomment a line to change it. Secrets (the bot token, API keys, passwords) are best kept
+# out of this file: put them in the environment or in {env_file} (mode 600).
+# Any key can also be set as AUGURE__SECTION__KEY (e.g. AUGURE__AGENT__MAX_LOOPS=5).
+"""
+
+# What each key means, shown above it; the tests check that every key has a line here.
+DESCRIPTIONS: dict[str, str] = {
+    "llm": "The chat model: any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM).",
+    "llm.model": "model name (env AUGURE_MODEL)",
+    "llm.base_url": "endpoint root, e.g. http://localhost:11434/v1; unset = OpenAI "
+    "(env OPENAI_BASE_URL)",
+    "llm.api_key": "API key; prefer OPENAI_API_KEY in the environment or .env",
+    "llm.max_tokens": "most tokens in one answer; unset = the endpoint's default",
+    "llm.request_timeout_seconds": "seconds to wait for one request",
+    "llm.max_retries": "retries of 5xx, 429, timeouts and connection errors, with backoff",
+    "llm.transcription_model": "for voice notes, e.g. whisper-1; unset = voice notes declined",
+    "llm.input_price_per_million": "for /usage cost estimates; 0 = unknown",
+    "llm.output_price_per_million": "for /usage cost estimates; 0 = unknown",
+    "llm.coding": "Overrides of [llm] used to write skills (a stronger model, say).",
+    "llm.coding.model": "model name",
+    "llm.coding.base_url": "endpoint root",
+    "llm.coding.api_key": "API key; prefer the environment",
+    "llm.coding.max_tokens": "most tokens in one answer",
+    "agent": "The tool loop.",
+    "agent.max_loops": "rounds of tool calls per turn, then one text-only answer",
+    "agent.token_budget": "tokens per turn; 0 = no limit",
+    "agent.timezone": "IANA zone, e.g. Europe/Paris; unset = the host's (TZ)",
+    "agent.persona": "extra system text, e.g. Answer in French unless asked otherwise.",
+    "agent.history_tokens": "compact the conversation above this many (estimated) tokens",
+    "telegram": "The Telegram bot.",
+    "telegram.token": "bot token from @BotFather; prefer TELEGRAM_BOT_TOKEN in the environment",
+    "telegram.api_url": "root of the Bot API server (env AUGURE_TELEGRAM_API_URL)",
+    "telegram.allowed_users": "Telegram user ids that may use the bot (env AUGURE_ALLOWED_USERS)",
+    "telegram.streaming": "show long answers growing while the model writes",
+    "approval": "Approval of write and high-risk tool calls.",
+    "approval.enabled": "false only in a trusted lab: writes then run without asking",
+    "approval.timeout_seconds": "no answer in time = rejected",
+    "memory": "Markdown memory files.",
+    "memory.path": "folder; unset = $AUGURE_HOME/memory",
+    "memory.max_prompt_tokens": "how much memory goes into the system prompt",
+    "scheduler": "Scheduled jobs.",
+    "scheduler.misfire_grace_seconds": "a job missed while down still runs if at most this late",
+    "sandbox": "Where sandbox_exec and opencode run commands.",
+    "sandbox.backend": "bwrap, docker, or none (disables sandbox_exec)",
+    "sandbox.timeout_seconds": "wall clock limit of one command",
+    "sandbox.memory_mb": "memory limit of one command",
+    "sandbox.network": "let sandboxed commands reach the network",
+    "sandbox.image": "image for the docker backend",
+    "code_mode": "One execute_code tool instead of the individual tools.",
+    "code_mode.enabled": "turn code mode on",
+    "code_mode.timeout_seconds": "seconds of the snippet's own computation",
+    "code_mode.max_tool_calls": "tool calls one snippet may make",
+    "skills": "Skills and the hub.",
+    "skills.path": "folder; unset = $AUGURE_HOME/skills",
+    "skills.hub_url": "https://, http:// or file:// base URL serving manifest.json",
+    "skills.max_failures": "consecutive failures before a skill is paused",
+    "tools": "Which tools exist, and their settings in [tools.NAME].",
+    "tools.enabled": "glob patterns over tool names",
+    "tools.disabled": "glob patterns over tool names, applied after enabled",
+    "tools.web_search": "web_search: Tavily (TAVILY_API_KEY), Exa (EXA_API_KEY) or SearXNG.",
+    "tools.web_search.provider": "tavily, exa or searxng",
+    "tools.web_search.api_key": "prefer TAVILY_API_KEY or EXA_API_KEY in the environment",
+    "tools.web_search.base_url": "SearXNG root, or another API root",
+    "tools.web_search.max_results": "results per search",
+    "tools.web_search.timeout_seconds": "seconds to wait for the provider",
+    "tools.http": "http: requests to web APIs (all but GET ask first).",
+    "tools.http.timeout_seconds": "seconds per request",
+    "tools.http.max_response_bytes": "longer bodies are cut",
+    "tools.http.allow_private_networks": "allow loopback and private addresses (SSRF risk)",
+    "tools.http.presets": "named bases: [tools.http.presets.NAME] base_url, headers",
+    "tools.http.presets.*.base_url": "absolute http(s) URL",
+    "tools.http.presets.*.headers": "values may name secrets as ${ENV_VAR}",
+    "tools.email": "email: IMAP and SMTP (send asks first).",
+    "tools.email.imap_host": "IMAP server",
+    "tools.email.imap_port": "default 993 for ssl, 143 otherwise",
+    "tools.email.imap_security": "ssl, starttls or none",
+    "tools.email.smtp_host": "SMTP server",
+    "tools.email.smtp_port": "default 465 for ssl, 587 for starttls, 25 for none",
+    "tools.email.smtp_security": "ssl, starttls or none",
+    "tools.email.username": "login (env EMAIL_USERNAME)",
+    "tools.email.password": "prefer EMAIL_PASSWORD in the environment",
+    "tools.email.from_address": "sender; unset = the username",
+    "tools.github": "github: issues, pull requests, releases, search.",
+    "tools.github.token": "prefer GITHUB_TOKEN in the environment",
+    "tools.github.base_url": "API root (GitHub Enterprise: https://HOST/api/v3)",
+    "tools.browser": "browser: headless Chromium.",
+    "tools.browser.executable_path": "default: chromium on PATH",
+    "tools.browser.headless": "false shows the window (needs a display)",
+    "tools.opencode": "opencode: a coding agent run in the sandbox workspace.",
+    "tools.opencode.command": "program (and arguments), e.g. opencode",
+    "tools.opencode.args": "arguments before the task, e.g. ['run']",
+}
+
+# Values the owner may set in the file although they are secrets: written as a reminder only.
+NOT_SET = "(not set)"
+
+
+def _toml_value(value: Any) -> str | None:
+    """The TOML spelling of a default, or None when TOML has none (unset)."""
+    if value is None or isinstance(value, SecretStr):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str | Path):
+        return json.dumps(str(value))
+    if isinstance(value, list):
+        items = [_toml_value(item) for item in value]
+        return "[" + ", ".join(item for item in items if item is not None) + "]"
+    if isinstance(value, dict):
+        return "{}" if not value else None
+    return None
+
+
+def _sub_model(field: FieldInfo) -> type[BaseModel] | None:
+    annotation = field.annotation
+    return (
+        annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    )
+
+
+def _dict_of_models(field: FieldInfo) -> type[BaseModel] | None:
+    if typing.get_origin(field.annotation) is not dict:
+        return None
+    value = typing.get_args(field.annotation)[1]
+    return value if isinstance(value, type) and issubclass(value, BaseModel) else None
+
+
+def keys(model: type[BaseModel], path: str) -> list[tuple[str, FieldInfo]]:
+    """(dotted path, field) of every key under `path`, tables included."""
+    found: list[tuple[str, FieldInfo]] = []
+    for name, field in model.model_fields.items():
+        if field.exclude:
+            continue
+        found.append((f"{path}.{name}", field))
+        if (sub := _sub_model(field)) is not None:
+            found += keys(sub, f"{path}.{name}")
+        elif (item := _dict_of_models(field)) is not None:
+            found += keys(item, f"{path}.{name}.*")
+    return found
+
+
+def all_keys() -> list[str]:
+    """Every section and key the template describes (for the tests)."""
+    paths: list[str] = []
+    for name, field in Config.model_fields.items():
+        if field.exclude:
+            continue
+        paths.append(name)
+        sub = _sub_model(field)
+        assert sub is not None
+        paths += [path for path, _ in keys(sub, name)]
+    for name in TOOL_SECTIONS:
+        paths.append(f"tools.{name}")
+        paths += [path for path, _ in keys(tool_section_model(name), f"tools.{name}")]
+    return paths
+
+
+def render(answers: dict[str, Any] | None = None, env_file: str = "$AUGURE_HOME/.env") -> str:
+    """The whole file; `answers` maps dotted keys (`llm.model`) to values written active."""
+    given = dict(answers or {})
+    out = [HEADER.format(env_file=env_file)]
+    for name, field in Config.model_fields.items():
+        sub = _sub_model(field)
+        if field.exclude or sub is None:
+            continue
+        _table(out, sub, name, given)
+        if sub is ToolsConfig:
+            for tool_name in TOOL_SECTIONS:
+                _table(out, tool_section_model(tool_name), f"tools.{tool_name}", given)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _table(out: list[str], model: type[BaseModel], path: str, given: dict[str, Any]) -> None:
+    example = path.endswith(".NAME")
+    described = DESCRIPTIONS[path.removesuffix(".NAME")]
+    out.append(f"# {described}")
+    out.append(f"# [{path}]" if example else f"[{path}]")
+    tables: list[tuple[type[BaseModel], str]] = []
+    for name, field in model.model_fields.items():
+        key = f"{path}.{name}"
+        if field.exclude:
+            continue
+        if (sub := _sub_model(field)) is not None:
+            tables.append((sub, key))
+            continue
+        if (item := _dict_of_models(field)) is not None:
+            # A free-form table of tables: shown as an example after this table's keys.
+            tables.append((item, f"{key}.NAME"))
+            continue
+        out.append(f"# {DESCRIPTIONS[key.replace('.NAME.', '.*.')]}")
+        if key in given:
+            out.append(f"{name} = {_toml_value(given[key])}")
+            continue
+        if field.is_required():
+            out.append(f"# {name} = {NOT_SET}")
+            continue
+        default = _toml_value(field.get_default(call_default_factory=True))
+        out.append(f"# {name} = {default if default is not None else NOT_SET}")
+    out.append("")
+    for sub, key in tables:
+        _table(out, sub, key, given)

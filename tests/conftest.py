@@ -1,0 +1,26 @@
+"""Hooks for the whole suite: tests needing a system package skip, or fail under CI."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.system import REQUIRE_VARIABLE, missing, required
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "system_package(name): needs this Debian package; skipped without it unless "
+        f"{REQUIRE_VARIABLE}=1, which makes its absence a failure",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Runs before the test's fixtures, so a module-scoped Chromium or dovecot is never started.
+    for mark in item.iter_markers("system_package"):
+        reason = missing(mark.args[0])
+        if reason is None:
+            continue
+        if required():
+            pytest.fail(f"{reason}; {REQUIRE_VARIABLE}=1 forbids skipping", pytrace=False)
+        pytest.skip(reason)

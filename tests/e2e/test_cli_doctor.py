@@ -1,0 +1,157 @@
+"""`augure doctor` tells each failure of Telegram and the LLM endpoint apart (SPEC §1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from augure import doctor
+from augure.config import Config, load_config
+from tests.e2e.conftest import bot_environment
+from tests.e2e.helpers import augure, environment
+from tests.fakes.openai import FakeOpenAI, Reply, error, text
+from tests.fakes.telegram import FakeTelegram
+
+KEY = "sk-test-secret-key"
+# RFC 6761: names under .invalid never resolve.
+NOWHERE = "http://augure-test.invalid"
+REFUSING = "http://127.0.0.1:9"
+
+
+def configure(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    **changes: str,
+) -> Config:
+    for name, value in (environment(tmp_path, bot_environment(tmp_path, telegram, llm))).items():
+        monkeypatch.setenv(name, value)
+    for name, value in changes.items():
+        monkeypatch.setenv(name, value)
+    return load_config()
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"TELEGRAM_BOT_TOKEN": "999:not-the-token"},
+            "Telegram rejected the bot token (401): "
+            "fix the environment variable TELEGRAM_BOT_TOKEN",
+        ),
+        (
+            {"AUGURE_TELEGRAM_API_URL": NOWHERE},
+            "host augure-test.invalid does not resolve: "
+            "check the environment variable AUGURE_TELEGRAM_API_URL",
+        ),
+        (
+            {"AUGURE_TELEGRAM_API_URL": REFUSING},
+            "127.0.0.1 refuses connections: check the environment variable AUGURE_TELEGRAM_API_URL",
+        ),
+    ],
+)
+async def test_telegram_failures_are_told_apart(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    changes: dict[str, str],
+    expected: str,
+) -> None:
+    check = await doctor._telegram(configure(tmp_path, telegram, llm, monkeypatch, **changes))
+    assert not check.ok and check.detail == expected
+    assert telegram.token not in check.line() and "not-the-token" not in check.line()
+
+
+def rejects(status: int, message: str) -> Callable[[FakeOpenAI], None]:
+    def script(llm: FakeOpenAI) -> None:
+        llm.script(error(status, message))
+
+    return script
+
+
+@pytest.mark.parametrize(
+    ("script", "changes", "expected"),
+    [
+        (
+            rejects(401, "Incorrect API key provided"),
+            {},
+            "rejected the API key (401): fix the environment variable OPENAI_API_KEY",
+        ),
+        (
+            rejects(403, "Project does not have access"),
+            {},
+            "rejected the API key (403): fix the environment variable OPENAI_API_KEY",
+        ),
+        (
+            rejects(404, "The model `test-model` does not exist"),
+            {},
+            "does not know the model 'test-model': fix the environment variable AUGURE_MODEL",
+        ),
+        (
+            None,
+            {"OPENAI_BASE_URL": f"{NOWHERE}/v1"},
+            "host augure-test.invalid does not resolve: "
+            "check the environment variable OPENAI_BASE_URL",
+        ),
+        (
+            None,
+            {"OPENAI_BASE_URL": f"{REFUSING}/v1"},
+            "127.0.0.1 refuses connections: check the environment variable OPENAI_BASE_URL",
+        ),
+    ],
+)
+async def test_llm_failures_are_told_apart(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    script: Callable[[FakeOpenAI], None] | None,
+    changes: dict[str, str],
+    expected: str,
+) -> None:
+    if script is not None:
+        script(llm)
+    check = await doctor._llm(configure(tmp_path, telegram, llm, monkeypatch, **changes))
+    assert not check.ok and check.detail.endswith(expected), check.detail
+    assert KEY not in check.line()
+
+
+async def test_llm_check_makes_one_tiny_call(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm.script(text("OK"))
+    check = await doctor._llm(configure(tmp_path, telegram, llm, monkeypatch))
+    assert check.ok and check.detail == f"{llm.base_url} answers with model test-model"
+    (request,) = llm.requests
+    assert request["model"] == "test-model" and request["max_tokens"] == 1
+
+
+async def test_a_value_from_the_file_is_named_with_file_and_key(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "augure.toml").write_text('[llm]\nmodel = "gpt-nope"\n')
+    configure(tmp_path, telegram, llm, monkeypatch)
+    monkeypatch.delenv("AUGURE_MODEL")
+    config = load_config()
+    llm.script(Reply(status=404, error_message="The model `gpt-nope` does not exist"))
+    check = await doctor._llm(config)
+    assert check.detail.endswith(
+        f"does not know the model 'gpt-nope': fix {tmp_path / 'augure.toml'}, key model in [llm]"
+    )
+
+
+async def test_doctor_command_prints_each_failure_and_exits_non_zero(tmp_path: Path) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        env["TELEGRAM_BOT_TOKEN"] = "999:not-the-token"
+        llm.script(error(404, "The model `test-model` does not exist"))
+        code, out, err = await augure("doctor", env=env, timeout=60)
+    assert code == 1, out + err
+    assert "FAIL  telegram: Telegram rejected the bot token (401)" in out
+    assert "FAIL  llm: " in out and "does not know the model 'test-model'" in out
+    assert "Traceback" not in out + err
+    assert "not-the-token" not in out + err and KEY not in out + err

@@ -1,0 +1,49 @@
+"""System packages some tests drive for real, and how to tell whether each is installed.
+
+A test marked `@pytest.mark.system_package("chromium")` is skipped, with the Debian package
+named, when the package is missing; `AUGURE_REQUIRE_SYSTEM_PACKAGES=1` (set by CI) turns that
+skip into a failure, so a broken CI image cannot pass by skipping (see tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+
+REQUIRE_VARIABLE = "AUGURE_REQUIRE_SYSTEM_PACKAGES"
+
+
+def _chromium() -> bool:
+    from augure.tools.browser_session import BrowserSettings, find_executable
+
+    return find_executable(BrowserSettings()) is not None
+
+
+def _dovecot() -> bool:
+    return shutil.which("dovecot") is not None or os.path.exists("/usr/sbin/dovecot")
+
+
+def _bwrap() -> bool:
+    return shutil.which("bwrap") is not None
+
+
+# Debian package name -> whether it is installed here.
+PACKAGES: dict[str, Callable[[], bool]] = {
+    "chromium": _chromium,
+    "bubblewrap": _bwrap,
+    "dovecot-imapd": _dovecot,
+}
+
+
+def missing(package: str) -> str | None:
+    """None when installed; otherwise the skip reason naming the package."""
+    if package not in PACKAGES:
+        raise ValueError(f"unknown system package {package!r}; add it to tests/system.py")
+    if PACKAGES[package]():
+        return None
+    return f"needs the Debian package {package} (apt-get install {package})"
+
+
+def required() -> bool:
+    return os.environ.get(REQUIRE_VARIABLE, "") == "1"
