@@ -16,7 +16,9 @@ from typing import Any
 from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_skills
 from augure.cli_audit import UsageError
 from augure.config import Config, ConfigError, load_config, load_env_file
+from augure.home import HomeError
 from augure.store.audit import STATUSES
+from augure.store.database import StateError
 
 log = logging.getLogger("augure")
 
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         _redact_logs(config)
         handler = HANDLERS[args.command]
         return asyncio.run(handler(config, args))
-    except (ConfigError, UsageError) as exc:
+    except (ConfigError, UsageError, StateError, HomeError) as exc:
         print(f"augure: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -71,8 +71,11 @@ class Database:
         """Connect and migrate; a file that is not a usable database raises StateError."""
         database = cls(path)
         try:
-            await database._call(database._connect)
+            await database._retry(database._connect)
             await database._migrate(migrations)
+        except StoreBusy:
+            await database.close()
+            raise StateError(f"{path} stayed locked by another process; try again") from None
         except sqlite3.Error as exc:
             await database.close()
             raise StateError(
@@ -85,12 +88,12 @@ class Database:
         connection = sqlite3.connect(self.path, isolation_level=None, timeout=0)
         try:
             connection.row_factory = sqlite3.Row
+            connection.execute(f"PRAGMA busy_timeout={ATTEMPT_TIMEOUT_MS}")
             connection.execute("PRAGMA journal_mode=WAL").fetchone()
             # NORMAL is durable across process crashes in WAL mode; only power loss can drop
             # the last commits, the trade SQLite documents for WAL.
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("PRAGMA foreign_keys=ON")
-            connection.execute(f"PRAGMA busy_timeout={ATTEMPT_TIMEOUT_MS}")
             connection.execute("SELECT count(*) FROM sqlite_schema").fetchone()
         except BaseException:
             connection.close()

@@ -171,3 +171,30 @@ async def test_a_corrupt_file_is_one_clear_error_and_no_thread_stays(
     assert str(path) in str(raised.value) and "restore" in str(raised.value)
     assert "\n" not in str(raised.value)
     assert not [t for t in set(threading.enumerate()) - before if t.is_alive()]
+
+
+HOLD_NEW_FILE = """
+import sqlite3, sys, time
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN EXCLUSIVE")
+connection.execute("CREATE TABLE early (x)")
+print("locked", flush=True)
+time.sleep(1)
+connection.execute("ROLLBACK")
+"""
+
+
+async def test_opening_while_another_process_holds_the_lock_waits(tmp_path: Path) -> None:
+    # Several `augure` commands started at once on a new home race to create the file.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_NEW_FILE, str(tmp_path / "state.db")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    try:
+        store = await Store.open(tmp_path / "state.db")
+    finally:
+        holder.wait(10)
+    assert await store.schema_version() == len(MIGRATIONS)
+    await store.close()
