@@ -131,6 +131,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX skill_runs_by_skill ON skill_runs(skill_id, id);
     """,
+    # The sha256 of what an approval request showed: the press approved exactly that.
+    """
+    ALTER TABLE invocations ADD COLUMN approval_digest TEXT;
+    """,
 ]
 
 
