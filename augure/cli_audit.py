@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from augure.approval.shown import visible
 from augure.config import Config
 from augure.store.audit import STATUSES, Audit, Rule
 from augure.store.db import Store
@@ -100,7 +101,7 @@ async def approvals(config: Config, args: argparse.Namespace) -> int:
     if not requests:
         print("No pending approvals.")
     for request, row in zip(requests, pending, strict=True):
-        shown = json.dumps(request["arguments"], ensure_ascii=False)
+        shown = visible(json.dumps(request["arguments"], ensure_ascii=False))
         print(
             f"{request['id']}  {_local(row['created_at'])}  {request['tool']:<14} "
             f"{_shorten(shown, ARGUMENTS_WIDTH)}"
