@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -34,6 +33,7 @@ from augure.approval import canonical
 from augure.approval.rules import literal
 from augure.netguard import BlockedURL, Pinned, pin_url
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+from augure.tools.http_render import render
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -48,7 +48,6 @@ HANDLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Credentials the model may have set itself; dropped with the preset's when a hop leaves
 # the origin they were meant for, as a browser would.
 CREDENTIAL_HEADERS = {"authorization", "cookie", "proxy-authorization"}
-TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "csv")
 
 
 class Preset(BaseModel):
@@ -358,41 +357,6 @@ async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, boo
         if size > limit:
             return b"".join(chunks)[:limit], True
     return b"".join(chunks), False
-
-
-def render(response: Response, method: str, max_bytes: int) -> str:
-    lines = [f"HTTP {response.status} {response.reason}".rstrip()]
-    if len(response.hops) > 1:
-        lines.append("redirected: " + " -> ".join(response.hops))
-    lines += [f"{name}: {value}" for name, value in response.headers.items()]
-    if response.status in (301, 302, 303, 307, 308) and method != "GET":
-        lines.append(f"(redirects are followed for GET only; {method} was not repeated)")
-    text = _body_text(response)
-    if text:
-        lines += ["", text]
-    if response.cut:
-        lines.append(f"[response cut at {max_bytes} bytes]")
-    return "\n".join(lines)
-
-
-def _body_text(response: Response) -> str:
-    kind = response.headers.get("content-type", "").lower()
-    charset = "utf-8"
-    if "charset=" in kind:
-        charset = kind.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
-    if "json" in kind and not response.cut:
-        try:
-            return json.dumps(json.loads(response.body), indent=1, ensure_ascii=False)
-        except (ValueError, UnicodeDecodeError):
-            pass
-    textual = kind.startswith("text/") or any(t in kind for t in TEXT_TYPES)
-    try:
-        text = response.body.decode(charset, errors="replace" if textual else "strict")
-    except (UnicodeDecodeError, LookupError):
-        text = response.body.decode("utf-8", errors="replace") if textual else ""
-    if not textual and ((not text and response.body) or "\x00" in text):
-        return f"[binary body: {len(response.body)} bytes of {kind or 'unknown type'}, not shown]"
-    return text
 
 
 def _scrub(text: str, secrets: Mapping[str, str]) -> str:
