@@ -21,7 +21,7 @@ from augure.approval.rules import verdict
 from augure.approval.shown import digest
 from augure.config import Config
 from augure.secrets import Redactor
-from augure.store.audit import Audit
+from augure.store.audit import Audit, Rule
 from augure.tools.base import RunContext, Tool, ToolResult
 from augure.tools.registry import ToolRegistry, enabled
 
@@ -36,6 +36,19 @@ CHANGED = (
 )
 # The tag's name in any letter case: the content must not be able to close the marker.
 _TAG_NAME = re.compile("untrusted_content", re.IGNORECASE)
+
+
+@dataclasses.dataclass
+class _Policy:
+    shown_args: dict[str, Any]  # what an approval request shows: redacted, with the preview
+    target: str | None
+    rule: Rule | None = None
+    preview: dict[str, Any] | None = None
+    refused: str | None = None  # the preview's reason to refuse the call unasked
+
+    @property
+    def denied(self) -> bool:
+        return self.rule is not None and self.rule.effect == "deny"
 
 
 class Executor:
@@ -79,31 +92,12 @@ class Executor:
             allowed = ", ".join(sorted(ctx.allowed_tools)) or "none"
             return ToolResult.error(f"{name} is not among the tools declared here ({allowed})")
 
-        shown_args = self.redact.value(args)
-        target = tool.target_for(params)
-        aliases = tool.aliases_for(params, self.config)
-        rules = await self.audit.rules()
-        rule = verdict(rules, target, aliases)
         needs_approval = tool.needs_approval(params) and self.config.approval.enabled
-        denied = rule is not None and rule.effect == "deny"
-        preview: dict[str, Any] | None = None
-        refused: str | None = None
-        if needs_approval and not denied and tool.preview is not None:
-            # What the request will show, gathered before any rule decides: it may name
-            # more than the arguments do (an install's version), and the rule must see it.
-            shown = await tool.preview(params, ctx)
-            if isinstance(shown, str):
-                refused = shown
-            else:
-                preview = shown
-                shown_args = {**shown_args, **self.redact.value(preview)}
-                if tool.refine is not None and target is not None:
-                    aliases, target = [target, *aliases], tool.refine(params, preview)
-                    rule = verdict(rules, target, aliases)
-                    denied = rule is not None and rule.effect == "deny"
-        if denied:
-            approval, decided_by = "rejected", f"rule:{rule.id}" if rule else None
-        elif needs_approval and rule is not None and refused is None:
+        policy = await self._policy(tool, params, args, ctx, needs_approval)
+        rule, shown_args, preview = policy.rule, policy.shown_args, policy.preview
+        if policy.denied:
+            approval, decided_by = "rejected", f"rule:{rule.id}" if rule else "rule"
+        elif needs_approval and rule is not None and policy.refused is None:
             approval, decided_by = "approved", f"rule:{rule.id}"
         else:
             approval, decided_by = ("pending" if needs_approval else "not_required"), None
@@ -114,20 +108,20 @@ class Executor:
             arguments=shown_args,
             chat_id=ctx.chat_id,
             turn_id=ctx.turn_id,
-            target=target,
+            target=policy.target,
             approval_status=approval,
             decided_by=decided_by,
             digest=approved_digest,
         )
-        if denied and rule is not None:
+        if policy.denied and rule is not None:
             denied_text = f"Tool call rejected: the owner's rule {rule.pattern!r} denies it."
             return ToolResult(False, denied_text)
-        if refused is not None:
-            await self.audit.decide(invocation, "rejected", "preview", refused)
-            return ToolResult.error(refused)
+        if policy.refused is not None:
+            await self.audit.decide(invocation, "rejected", "preview", policy.refused)
+            return ToolResult.error(policy.refused)
         if approval == "pending":
             assert approved_digest is not None
-            rejected = await self._ask(tool, params, invocation, shown_args, ctx, target)
+            rejected = await self._ask(tool, params, invocation, shown_args, ctx, policy.target)
             if rejected is not None:
                 return rejected
             if not await self._unchanged(tool, params, args, ctx, approved_digest):
@@ -153,6 +147,30 @@ class Executor:
         if source is not None:
             result.output = wrap_untrusted(result.output, source)
         return result
+
+    async def _policy(
+        self, tool: Tool, params: Any, args: dict[str, Any], ctx: RunContext, asking: bool
+    ) -> _Policy:
+        """The owner's rules on the call's target (every spelling of it), and what a request
+        would show: the preview is gathered before any rule decides, because it may name
+        more than the arguments do (an install's version) and the rule must see that."""
+        policy = _Policy(self.redact.value(args), tool.target_for(params))
+        aliases = tool.aliases_for(params, self.config)
+        rules = await self.audit.rules()
+        policy.rule = verdict(rules, policy.target, aliases)
+        if not asking or policy.denied or tool.preview is None:
+            return policy
+        shown = await tool.preview(params, ctx)
+        if isinstance(shown, str):
+            policy.refused = shown
+            return policy
+        policy.preview = shown
+        policy.shown_args = {**policy.shown_args, **self.redact.value(shown)}
+        if tool.refine is not None and policy.target is not None:
+            aliases = [policy.target, *aliases]
+            policy.target = tool.refine(params, shown)
+            policy.rule = verdict(rules, policy.target, aliases)
+        return policy
 
     async def _ask(
         self,
