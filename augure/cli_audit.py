@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from augure.approval.shown import visible
 from augure.config import Config
 from augure.store.audit import STATUSES, Audit, Rule
 from augure.store.db import Store
@@ -21,6 +22,7 @@ DEFAULT_LIMIT = 20
 ERROR_WIDTH = 60  # characters of an invocation's error shown in the text listing
 ARGUMENTS_WIDTH = 80  # characters of a pending request's arguments shown in the text listing
 DECIDED_BY = "cli"
+DIGEST_WIDTH = 12  # hex digits of the approved digest in the text listing (all in --json)
 
 
 class UsageError(Exception):
@@ -55,6 +57,8 @@ async def invocations(config: Config, args: argparse.Namespace) -> int:
             f"{row['id']}  {_local(row['created_at'])}  {row['tool']:<14} {row['origin']:<8} "
             f"{row['status']:<10} {row['approval_status']:<12}"
         )
+        if row["approval_digest"]:  # what the request showed, so what was approved
+            line += f"  sha256:{row['approval_digest'][:DIGEST_WIDTH]}"
         if row["error"]:
             line += f"  {_shorten(row['error'], ERROR_WIDTH)}"
         print(line.rstrip())
@@ -71,6 +75,7 @@ def _invocation_json(row: dict[str, Any]) -> dict[str, Any]:
         "created_at": _utc(row["created_at"]),
         "completed_at": _utc(row["completed_at"]),
         "error": row["error"],
+        "approval_digest": row["approval_digest"],
     }
 
 
@@ -96,7 +101,7 @@ async def approvals(config: Config, args: argparse.Namespace) -> int:
     if not requests:
         print("No pending approvals.")
     for request, row in zip(requests, pending, strict=True):
-        shown = json.dumps(request["arguments"], ensure_ascii=False)
+        shown = visible(json.dumps(request["arguments"], ensure_ascii=False))
         print(
             f"{request['id']}  {_local(row['created_at'])}  {request['tool']:<14} "
             f"{_shorten(shown, ARGUMENTS_WIDTH)}"

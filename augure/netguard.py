@@ -12,6 +12,8 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from augure.approval.canonical import embedded_ipv4
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # Cloud metadata endpoints that are not covered by the private/link-local ranges.
@@ -28,8 +30,15 @@ class BlockedURL(ValueError):
 
 def classify(address: IPAddress) -> str | None:
     """Why an address is refused, or None if it is a public address."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        # Mapped, compatible, 6to4, NAT64 and Teredo forms reach the IPv4 address they carry.
+        embedded = embedded_ipv4(address)
+        if embedded is not None:
+            reason = classify(embedded)
+            if reason is not None:
+                return reason
+            if address.ipv4_mapped is not None:
+                return None  # the public IPv4 address itself, in IPv6 clothing
     if address in METADATA:
         return "a cloud metadata address"
     for reason, flag in (

@@ -40,6 +40,14 @@ def discover(config: Config, environ: Mapping[str, str] | None = None) -> dict[s
                 found[path.strip(".").upper().replace(".", "_")] = node
 
     walk(config.tools.model_extra or {}, "tools")
+    # Every value of a preset's headers is a secret, written literally or not (SPEC §5).
+    presets = (config.tools.model_extra or {}).get("http", {}).get("presets", {})
+    for preset, table in presets.items() if isinstance(presets, dict) else ():
+        headers = table.get("headers", {}) if isinstance(table, dict) else {}
+        for header, value in headers.items() if isinstance(headers, dict) else ():
+            if isinstance(value, str) and not HANDLE.search(value):
+                name = f"TOOLS_HTTP_PRESETS_{preset}_HEADERS_{header}"
+                found[name.upper().replace("-", "_")] = value
     return {name: value for name, value in found.items() if len(value) >= MIN_LENGTH}
 
 

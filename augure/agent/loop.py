@@ -23,7 +23,7 @@ from augure.store.audit import new_id
 from augure.store.db import Store, TurnUsage
 from augure.tools.base import Artifact, ToolResult
 from augure.tools.execute_code import code_mode_schema
-from augure.tools.executor import Executor
+from augure.tools.executor import Executor, outside_sources, wrap_untrusted
 from augure.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -294,7 +294,12 @@ class Agent:
                     log.warning("could not summarise the history: %s", exc)
                 else:
                     tally.add(summary)
-                    note = f"Summary of the earlier conversation:\n{summary.content or ''}"
+                    text = summary.content or ""
+                    # A summary of outside content is outside content: it keeps its marking.
+                    sources = outside_sources(older, self.registry)
+                    if sources:
+                        text = wrap_untrusted(text, "summary of " + ", ".join(sources))
+                    note = f"Summary of the earlier conversation:\n{text}"
                     messages = [{"role": "system", "content": note}, *recent]
         conversation.messages = [*messages, newest]
         await self.store.replace_messages(conversation.id, conversation.messages)

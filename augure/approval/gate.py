@@ -64,6 +64,7 @@ class ApprovalRequest:
     chat_id: str | None
     origin: str
     rule_pattern: str | None  # offered as "Always allow" when set
+    digest: str | None = None  # sha256 of exactly what is shown; a press approves that only
 
 
 class Approver(Protocol):

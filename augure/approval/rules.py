@@ -1,22 +1,34 @@
 """Rule patterns over canonical targets such as `email:send:to=a@b.c`.
 
-Only `*` (any run of characters) and `?` (one character) are special; everything else is
-literal, so a target containing `[` or `\\` can never widen a rule by accident.
+In a pattern only `*` (any run of characters) and `?` (one character) are wildcards, and
+`\\` makes the next `*`, `?` or `\\` literal; everything else is literal. A target is always
+literal: a rule derived from one (`literal(target)`) matches that target and nothing else,
+whatever `*`, `?` or `[` it contains (SPEC §4).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from augure.store.audit import Rule
+
+SPECIAL = ("\\", "*", "?")
 
 
 @lru_cache(maxsize=512)
 def _compile(pattern: str) -> re.Pattern[str]:
     parts = []
-    for char in pattern:
-        if char == "*":
+    chars = iter(pattern)
+    for char in chars:
+        if char == "\\":
+            following = next(chars, "")
+            if following in SPECIAL and following:
+                parts.append(re.escape(following))
+            else:  # a lone backslash is itself
+                parts.append(re.escape(char + following))
+        elif char == "*":
             parts.append(".*")
         elif char == "?":
             parts.append(".")
@@ -29,16 +41,21 @@ def matches(pattern: str, target: str) -> bool:
     return _compile(pattern).fullmatch(target) is not None
 
 
-def escape(literal: str) -> str:
-    """A literal piece of a target, unable to act as a wildcard in a derived rule."""
-    return literal.replace("*", "?").replace("\n", "?")
+def literal(text: str) -> str:
+    """A pattern matching exactly `text`: its wildcards and backslashes escaped."""
+    return re.sub(r"([\\*?])", r"\\\1", text)
 
 
-def verdict(rules: list[Rule], target: str | None) -> Rule | None:
-    """The rule deciding `target`: any matching deny wins over every allow."""
+def verdict(rules: list[Rule], target: str | None, aliases: Iterable[str] = ()) -> Rule | None:
+    """The rule deciding `target`: a deny matching the target or any other spelling of it
+    (`aliases`) wins over every allow; an allow must match the target itself."""
     if target is None:
         return None
-    matching = [rule for rule in rules if matches(rule.pattern, target)]
-    denies = [rule for rule in matching if rule.effect == "deny"]
-    chosen = denies or matching
-    return chosen[0] if chosen else None
+    spellings = [target, *aliases]
+    denies = [
+        r for r in rules if r.effect == "deny" and any(matches(r.pattern, s) for s in spellings)
+    ]
+    if denies:
+        return denies[0]
+    allows = [r for r in rules if r.effect != "deny" and matches(r.pattern, target)]
+    return allows[0] if allows else None

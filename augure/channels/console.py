@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import Any, TextIO
 
 from augure.app import Core
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decision, Verdict
+from augure.approval.shown import arguments_text
 
 CHAT_ID = "console"
 PROMPT = "you> "
@@ -30,7 +30,7 @@ class ConsoleApprover:
 
     async def _ask(self, request: ApprovalRequest) -> None:
         async with self._asking:
-            arguments = json.dumps(request.arguments, ensure_ascii=False, indent=2)
+            arguments = arguments_text(request.arguments)
             self.stdout.write(f"\nApprove {request.tool}?\n{arguments}\n[y/N] ")
             self.stdout.flush()
             answer = (await asyncio.to_thread(self.stdin.readline)).strip().lower()

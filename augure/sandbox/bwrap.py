@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
+import logging
 import math
 import os
 import resource
 import shutil
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from augure.config import SandboxConfig
+from augure.sandbox import seccomp
 from augure.sandbox.base import (
     MAX_FILE_BYTES,
     NPROC,
@@ -31,6 +35,8 @@ from augure.sandbox.base import (
     run_process,
     sandbox_env,
 )
+
+log = logging.getLogger(__name__)
 
 # What programs need from /etc, and nothing else: no shadow, no host config, no keys.
 ETC_FILES = (
@@ -156,11 +162,21 @@ class BwrapSandbox:
         ]
 
     def bwrap(
-        self, mounts: Mounts, env: dict[str, str], passwd_fd: int, group_fd: int
+        self,
+        mounts: Mounts,
+        env: dict[str, str],
+        passwd_fd: int,
+        group_fd: int,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         args = ["bwrap", "--unshare-all"]
         if self.config.network:
             args.append("--share-net")
+        if supports("--disable-userns"):
+            # No nested user namespace: that is where most kernel exploits start.
+            args += ["--unshare-user", "--disable-userns"]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         args += [
             "--die-with-parent",
             "--new-session",
@@ -228,11 +244,12 @@ class BwrapSandbox:
             mounts = self.mounts(workspace, ro_files)
             passwd_fd = _data_fd(PASSWD.format(uid=self.uid, gid=self.gid), fds)
             group_fd = _data_fd(GROUP.format(gid=self.gid), fds)
+            filter_fd = _seccomp_fd(fds)
             command = [
                 *self.limits(timeout),
                 *mounts.stage,
                 *self.drop(),
-                *self.bwrap(mounts, environment, passwd_fd, group_fd),
+                *self.bwrap(mounts, environment, passwd_fd, group_fd, filter_fd),
                 "--",
                 *argv,
             ]
@@ -247,14 +264,40 @@ class BwrapSandbox:
                     os.close(fd)
 
 
-def _data_fd(text: str, opened: list[int]) -> int:
-    """A pipe holding `text`, for bwrap's --ro-bind-data (far below the pipe buffer size).
+@functools.cache
+def supports(option: str) -> bool:
+    """Whether the installed bwrap knows `option` (--disable-userns came in 0.8.0)."""
+    try:
+        shown = subprocess.run(
+            ["bwrap", "--help"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option in shown.stdout + shown.stderr
+
+
+def _seccomp_fd(opened: list[int]) -> int | None:
+    try:
+        return _data_fd(seccomp.program(), opened)
+    except seccomp.SeccompUnavailable as exc:
+        _warn_once(str(exc))
+        return None
+
+
+@functools.cache
+def _warn_once(problem: str) -> None:
+    log.warning("the sandbox runs without its seccomp filter: %s", problem)
+
+
+def _data_fd(data: str | bytes, opened: list[int]) -> int:
+    """A pipe holding `data`, for bwrap's --ro-bind-data and --seccomp (far below the pipe
+    buffer size).
 
     Numbered 10 or above: the staging script uses 3 to 9 for what it opens itself.
     """
     read, write = os.pipe()
     try:
-        os.write(write, text.encode())
+        os.write(write, data.encode() if isinstance(data, str) else data)
         high = fcntl.fcntl(read, fcntl.F_DUPFD_CLOEXEC, 10)
     finally:
         os.close(write)

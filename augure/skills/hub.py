@@ -193,6 +193,10 @@ async def _get(client: httpx.AsyncClient, url: str, limit: int, allow_private: b
             await check_url(url, allow_private=allow_private)
         except BlockedURL as exc:
             raise HubError(_one_line(f"refused {url}: {exc}")) from None
+        # Every file comes from the hub the manifest came from (its scheme, host and port):
+        # a redirect elsewhere, to a mirror nobody configured, is refused.
+        if _origin(url) != _origin(first):
+            raise HubError(f"refused {url}: not on the hub's own host ({_origin(first)})")
         async with client.stream("GET", url) as response:
             location = response.headers.get("location")
             if response.is_redirect and location:
@@ -206,6 +210,12 @@ async def _get(client: httpx.AsyncClient, url: str, limit: int, allow_private: b
                 raise HubError(f"hub answered HTTP {response.status_code} for {url}")
             return await _read_capped(response, url, limit)
     raise HubError(f"more than {MAX_REDIRECTS} redirects from {first}")
+
+
+def _origin(url: str) -> str:
+    where = urlsplit(url)
+    port = where.port or {"http": 80, "https": 443}.get(where.scheme)
+    return f"{where.scheme}://{(where.hostname or '').rstrip('.')}:{port}"
 
 
 async def _read_capped(response: httpx.Response, url: str, limit: int) -> bytes:

@@ -6,6 +6,7 @@ Parsing only: nothing here touches the filesystem or the database. Every id is c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -63,13 +64,34 @@ class Prepared:
     files: dict[str, bytes]
     verdict: str
 
+    @property
+    def digest(self) -> str:
+        """sha256 over every file's name and bytes: the bundle, as installed."""
+        bundle = hashlib.sha256()
+        for name in sorted(self.files):
+            bundle.update(f"{name}\0{hashlib.sha256(self.files[name]).hexdigest()}\n".encode())
+        return bundle.hexdigest()
+
     def summary(self) -> dict[str, Any]:
+        """Everything that will run (SPEC §4): what it is, when it runs, what it may call, and
+        every file in full with its sha256, so nothing the owner did not see is installed."""
         return {
             "skill": self.meta.name,
             "version": self.meta.version,
             "summary": self.meta.description,
+            "trigger": self.meta.trigger,
+            "schedule": self.meta.schedule,
+            "timezone": self.meta.timezone,
             "tools": list(self.meta.tools),
             "scan": self.verdict,
+            "files": {
+                name: {
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "content": data.decode("utf-8", errors="replace"),
+                }
+                for name, data in sorted(self.files.items())
+            },
+            "bundle_sha256": self.digest,
         }
 
 

@@ -20,6 +20,8 @@ skills hide a payload instead, so each rule flags one way of hiding or escaping:
 - `dangerous-import`: `os`, `subprocess`, `socket` and other modules that reach past `api`;
   `dangerous-name`: a file other than SKILL.md, skill.py and test.json.
 - `syntax-error`: skill.py that does not parse cannot be checked.
+- `exfiltration`: declared tools that read the owner's data (memory, mail, files, ...) next
+  to tools that send requests anywhere unasked (`http` GET, `browser`).
 - `undeclared-tool`: `api.<tool>` (or `from api import tool`) not in the declared tools;
   `indirect-tool`: `api` used other than as `api.<tool>`, so its calls cannot be checked;
   `unknown-tool`: a declared tool this Augure does not have.
@@ -37,6 +39,13 @@ from dataclasses import dataclass
 from augure.skills.hub import ALLOWED_FILES
 
 VERDICT_LIMIT = 500
+# Tools that read what only the owner has, and tools that reach any server a URL names with
+# no approval (a GET still carries data in its URL). Search and GitHub queries go to the
+# provider the owner chose, which the author of a skill cannot read.
+PRIVATE_SOURCES = frozenset(
+    {"memory_read", "email", "files", "github", "read_output", "sandbox_exec", "opencode"}
+)
+SILENT_EGRESS = frozenset({"http", "browser"})
 MAX_CHR = 20
 
 MAGIC = {b"\x7fELF": "an ELF executable", b"\x1f\x8b": "gzip data", b"PK\x03\x04": "a zip archive"}
@@ -126,8 +135,28 @@ def scan(
         for tool in declared_tools
         if tool not in known_tools
     ]
+    findings += _exfiltration(declared_tools)
     # A blob seen in its line and again in its string literal is one finding.
     return ScanResult(list(dict.fromkeys(findings)))
+
+
+def _exfiltration(declared: Sequence[str]) -> list[Finding]:
+    """A skill that can both read the owner's data and send requests out without asking
+    could post memory to anyone's server every five minutes: refused, whatever its code
+    looks like (a payload can hide in a URL's query string)."""
+    sources = sorted(set(declared) & PRIVATE_SOURCES)
+    sinks = sorted(set(declared) & SILENT_EGRESS)
+    if not sources or not sinks:
+        return []
+    return [
+        Finding(
+            "SKILL.md",
+            0,
+            "exfiltration",
+            f"declares {', '.join(sources)} (the owner's data) with {', '.join(sinks)} "
+            "(requests out without approval)",
+        )
+    ]
 
 
 def _scan_file(name: str, data: bytes, declared: Sequence[str]) -> list[Finding]:

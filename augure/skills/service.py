@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from augure.agent.llm import LLM
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 SKILL_TOOLS = frozenset(
     {"create_skill", "list_skills", "run_skill", "manage_skill", "install_skill"}
 )
+PREPARED_KEPT = 32  # hub skills awaiting a press; older ones are fetched again if approved
 WATCH_SECONDS = 2.0  # how soon changes made by another process (the CLI) reach the prompt
 BUNDLED_KEY = "skills.bundled."  # + id: installed once; a skill the owner deleted stays gone
 
@@ -68,7 +70,9 @@ class SkillService:
         self.scheduler = scheduler
         self.llm = llm
         self._coding = generate.coding_llm(config)
-        self._prepared: dict[str, Prepared] = {}  # shown in an approval, installed after it
+        # Shown in an approval, installed after the press: by bundle digest, so two pending
+        # requests (or a hub that changed in between) never hand one the other's files.
+        self._prepared: OrderedDict[str, Prepared] = OrderedDict()
         self._watcher: asyncio.Task[None] | None = None
 
     @property
@@ -365,12 +369,24 @@ class SkillService:
         if not result.ok:
             return f"refused {skill_id}: the static scan failed: {result.verdict()}"
         prepared = Prepared(meta, files, result.verdict())
-        self._prepared[skill_id] = prepared
+        self._prepared[prepared.digest] = prepared
+        self._prepared.move_to_end(prepared.digest)
+        while len(self._prepared) > PREPARED_KEPT:
+            self._prepared.popitem(last=False)
         return prepared
 
-    async def install(self, skill_id: str) -> str:
-        """Install what `prepare` showed the owner (or prepare it now: approval was off)."""
-        prepared = self._prepared.pop(skill_id, None) or await self.prepare(skill_id)
+    async def install(self, skill_id: str, approved: dict[str, Any] | None = None) -> str:
+        """Install exactly what the owner approved (`approved`, the summary they were shown),
+        or, with approval off, what the hub serves now."""
+        if approved is None:
+            prepared: Prepared | str = await self.prepare(skill_id)
+        else:
+            found = self._prepared.pop(str(approved.get("bundle_sha256")), None)
+            if found is None or found.meta.name != skill_id:
+                raise SkillError(
+                    f"what was approved for {skill_id} is no longer at hand; ask again"
+                )
+            prepared = found
         if isinstance(prepared, str):
             raise SkillError(prepared)
         meta, files = prepared.meta, prepared.files

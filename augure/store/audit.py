@@ -43,11 +43,13 @@ class Audit:
         target: str | None,
         approval_status: str,
         decided_by: str | None = None,
+        digest: str | None = None,
     ) -> str:
         invocation_id = new_id()
         await self.db.execute(
             "INSERT INTO invocations (id, chat_id, turn_id, tool, origin, input, target, status, "
-            "approval_status, decided_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "approval_status, decided_by, created_at, approval_digest) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 invocation_id,
                 chat_id,
@@ -60,6 +62,7 @@ class Audit:
                 approval_status,
                 decided_by,
                 time.time(),
+                digest,
             ),
         )
         return invocation_id

@@ -159,6 +159,10 @@ MIGRATIONS: list[str] = [
         SET content = CAST(substr(CAST(content AS BLOB), 7) AS TEXT), content_format = 'json'
         WHERE substr(CAST(content AS BLOB), 1, 6) = X'006A736F6E3A';
     """,
+    # The sha256 of what an approval request showed: the press approved exactly that.
+    """
+    ALTER TABLE invocations ADD COLUMN approval_digest TEXT;
+    """,
 ]
 
 

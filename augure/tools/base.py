@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from augure.approval.rules import literal
+
 if TYPE_CHECKING:
     from augure.config import Config
     from augure.memory.store import MemoryStore
@@ -43,6 +45,9 @@ class ToolResult:
     # A call the model got wrong (unknown tool, bad arguments): dropped from the history once
     # the model has seen it, so it does not cost tokens on every later turn.
     prunable: bool = False
+    # Provenance: the tool whose outside content this is, when it is not the tool that
+    # returned it (a saved output read back): the executor keeps the untrusted marking on.
+    untrusted_source: str | None = None
 
     @classmethod
     def ok(cls, output: str, artifacts: list[Artifact] | None = None) -> ToolResult:
@@ -68,6 +73,9 @@ class RunContext:
     allowed_tools: frozenset[str] | None = None
     registry: ToolRegistry | None = None
     scheduler: Any = None
+    # What the owner saw and approved (the preview, e.g. an install's files): the tool runs
+    # exactly that, never a fresh fetch of it.
+    approved: dict[str, Any] | None = None
 
     @property
     def home(self) -> Path:
@@ -98,10 +106,19 @@ class Tool:
     target: Callable[[Any], str | None] | None = None
     # The narrow rule "Always allow" would save; default: exactly this target.
     rule: Callable[[Any], str | None] | None = None
+    # Other spellings of the same target (e.g. a preset path as an absolute URL): a deny
+    # rule matching any of them refuses the call.
+    aliases: Callable[[Any, Config], list[str]] | None = None
+    # The target once the preview is known, when it names more than the arguments do
+    # (an install's version): rules are matched against it and derived from it.
+    refine: Callable[[Any, dict[str, Any]], str] | None = None
     # May run at the same time as other calls of one model response.
     safe: bool | None = None
     # Output comes from outside (web, mail, ...): the model sees it labelled as data.
     untrusted: bool = False
+    # Output may pass on another tool's outside content (a saved output, a snippet's or a
+    # skill's result): whatever is derived from it stays marked (e.g. a history summary).
+    relays: bool = False
     # Listed by name only; its schema is sent once the model asks for it with load_tools.
     deferred: bool = False
     timeout: float = 60.0
@@ -136,11 +153,16 @@ class Tool:
     def target_for(self, params: BaseModel) -> str | None:
         return self.target(params) if self.target else None
 
-    def rule_for(self, params: BaseModel) -> str | None:
+    def aliases_for(self, params: BaseModel, config: Config) -> list[str]:
+        return self.aliases(params, config) if self.aliases else []
+
+    def rule_for(self, params: BaseModel, target: str | None = None) -> str | None:
+        """The pattern "Always allow" saves: the tool's own narrow rule, or exactly the target
+        (its `*` and `?` escaped, so they stay literal characters)."""
         if self.rule:
             return self.rule(params)
-        target = self.target_for(params)
-        return target.replace("*", "?") if target else None
+        target = target if target is not None else self.target_for(params)
+        return literal(target) if target else None
 
     async def invoke(self, params: BaseModel, ctx: RunContext) -> ToolResult:
         try:

@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
+from augure.approval import canonical
 from augure.config import Config
 from augure.tools.base import Artifact, Egress, RunContext, ToolResult, describe, tool
 from augure.tools.browser_proxy import BLOCKED_HEADER
@@ -142,8 +143,14 @@ async def probe(config: Config) -> str:
 
 def _target(params: Any) -> str:
     if params.action in ("open", "navigate") and params.url:
-        parts = urlsplit(params.url)
-        return f"browser:{params.action}:{parts.hostname or ''}{parts.path or '/'}"
+        # Chromium resolves `%2e%2e`, `\\`, `HOST.` and IPv4 shorthands: so does the target,
+        # or a deny on the one spelling would not stop the other.
+        try:
+            parts = urlsplit(params.url.strip())
+            host = canonical.host(parts.hostname or "")
+        except ValueError:
+            return f"browser:{params.action}:{params.url}"
+        return f"browser:{params.action}:{host}{canonical.path(parts.path)}"
     return f"browser:{params.action}"
 
 

@@ -34,6 +34,11 @@ FLAGS = [
     "--no-first-run",
     # QUIC is UDP and would not go through the guard proxy.
     "--disable-quic",
+    # WebRTC is UDP too, straight to any address a page names (a STUN server on the LAN):
+    # allow it only through the proxy, which speaks no UDP, so it gets nowhere.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--enforce-webrtc-ip-permission-check",
 ]
 IDLE_TTL = 600.0
 MAX_SESSIONS = 4

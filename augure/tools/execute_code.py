@@ -162,6 +162,7 @@ def describe_call(call: runtime.CallRecord) -> str:
     safe=True,
     # Approvals inside may each wait for the owner; the real budgets are [code_mode]'s.
     timeout=3600.0,
+    relays=True,  # what the snippet prints may come from outside
 )
 async def execute_code(
     ctx: RunContext,

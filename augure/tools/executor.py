@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest
 from augure.approval.rules import verdict
+from augure.approval.shown import digest
 from augure.config import Config
 from augure.secrets import Redactor
-from augure.store.audit import Audit
+from augure.store.audit import Audit, Rule
 from augure.tools.base import RunContext, Tool, ToolResult
 from augure.tools.registry import ToolRegistry, enabled
 
@@ -27,6 +30,25 @@ log = logging.getLogger(__name__)
 OUTPUT_LIMIT = 12_000  # characters of one result the model gets at once (~3,000 tokens)
 UNTRUSTED_OPEN = '<untrusted_content source="{source}">'
 UNTRUSTED_CLOSE = "</untrusted_content>"
+CHANGED = (
+    "Tool call refused: what would run changed between the approval request and the press; "
+    "nothing was run. Ask again to see what would run now."
+)
+# The tag's name in any letter case: the content must not be able to close the marker.
+_TAG_NAME = re.compile("untrusted_content", re.IGNORECASE)
+
+
+@dataclasses.dataclass
+class _Policy:
+    shown_args: dict[str, Any]  # what an approval request shows: redacted, with the preview
+    target: str | None
+    rule: Rule | None = None
+    preview: dict[str, Any] | None = None
+    refused: str | None = None  # the preview's reason to refuse the call unasked
+
+    @property
+    def denied(self) -> bool:
+        return self.rule is not None and self.rule.effect == "deny"
 
 
 class Executor:
@@ -70,39 +92,46 @@ class Executor:
             allowed = ", ".join(sorted(ctx.allowed_tools)) or "none"
             return ToolResult.error(f"{name} is not among the tools declared here ({allowed})")
 
-        shown_args = self.redact.value(args)
-        target = tool.target_for(params)
-        rule = verdict(await self.audit.rules(), target)
         needs_approval = tool.needs_approval(params) and self.config.approval.enabled
-        if rule is not None and rule.effect == "deny":
-            approval, decided_by = "rejected", f"rule:{rule.id}"
-        elif needs_approval and rule is not None:
+        policy = await self._policy(tool, params, args, ctx, needs_approval)
+        rule, shown_args, preview = policy.rule, policy.shown_args, policy.preview
+        if policy.denied:
+            approval, decided_by = "rejected", f"rule:{rule.id}" if rule else "rule"
+        elif needs_approval and rule is not None and policy.refused is None:
             approval, decided_by = "approved", f"rule:{rule.id}"
         else:
             approval, decided_by = ("pending" if needs_approval else "not_required"), None
+        approved_digest = digest(shown_args) if needs_approval else None
         invocation = await self.audit.create(
             tool=name,
             origin=ctx.origin,
             arguments=shown_args,
             chat_id=ctx.chat_id,
             turn_id=ctx.turn_id,
-            target=target,
+            target=policy.target,
             approval_status=approval,
             decided_by=decided_by,
+            digest=approved_digest,
         )
-        if rule is not None and approval == "rejected":
-            denied = f"Tool call rejected: the owner's rule {rule.pattern!r} denies it."
-            return ToolResult(False, denied)
-        if approval == "pending" and tool.preview is not None:
-            preview = await tool.preview(params, ctx)
-            if isinstance(preview, str):
-                await self.audit.decide(invocation, "rejected", "preview", preview)
-                return ToolResult.error(preview)
-            shown_args = {**shown_args, **self.redact.value(preview)}
+        if policy.denied and rule is not None:
+            denied_text = f"Tool call rejected: the owner's rule {rule.pattern!r} denies it."
+            return ToolResult(False, denied_text)
+        if policy.refused is not None:
+            await self.audit.decide(invocation, "rejected", "preview", policy.refused)
+            return ToolResult.error(policy.refused)
         if approval == "pending":
-            rejected = await self._ask(tool, params, invocation, shown_args, ctx)
+            assert approved_digest is not None
+            rejected = await self._ask(tool, params, invocation, shown_args, ctx, policy.target)
             if rejected is not None:
                 return rejected
+            if not await self._unchanged(tool, params, args, ctx, approved_digest):
+                await self.audit.started(invocation)
+                await self.audit.finished(
+                    invocation, success=False, output=CHANGED, cost_estimate=0
+                )
+                return ToolResult(False, CHANGED)
+        if preview is not None:
+            ctx = dataclasses.replace(ctx, approved=preview)
 
         await self.audit.started(invocation)
         result = await self._invoke(tool, params, ctx)
@@ -113,18 +142,49 @@ class Executor:
             output=result.output,
             cost_estimate=len(result.output) // 4,
         )
-        result.output = self._guard(result.output, invocation)
-        if tool.untrusted:
-            result.output = wrap_untrusted(result.output, name)
+        source = name if tool.untrusted else result.untrusted_source
+        result.output = self._guard(result.output, invocation, source)
+        if source is not None:
+            result.output = wrap_untrusted(result.output, source)
         return result
 
+    async def _policy(
+        self, tool: Tool, params: Any, args: dict[str, Any], ctx: RunContext, asking: bool
+    ) -> _Policy:
+        """The owner's rules on the call's target (every spelling of it), and what a request
+        would show: the preview is gathered before any rule decides, because it may name
+        more than the arguments do (an install's version) and the rule must see that."""
+        policy = _Policy(self.redact.value(args), tool.target_for(params))
+        aliases = tool.aliases_for(params, self.config)
+        rules = await self.audit.rules()
+        policy.rule = verdict(rules, policy.target, aliases)
+        if not asking or policy.denied or tool.preview is None:
+            return policy
+        shown = await tool.preview(params, ctx)
+        if isinstance(shown, str):
+            policy.refused = shown
+            return policy
+        policy.preview = shown
+        policy.shown_args = {**policy.shown_args, **self.redact.value(shown)}
+        if tool.refine is not None and policy.target is not None:
+            aliases = [policy.target, *aliases]
+            policy.target = tool.refine(params, shown)
+            policy.rule = verdict(rules, policy.target, aliases)
+        return policy
+
     async def _ask(
-        self, tool: Tool, params: Any, invocation: str, shown_args: dict[str, Any], ctx: RunContext
+        self,
+        tool: Tool,
+        params: Any,
+        invocation: str,
+        shown_args: dict[str, Any],
+        ctx: RunContext,
+        target: str | None,
     ) -> ToolResult | None:
         """Ask the owner. None when approved; otherwise the result the model receives."""
-        pattern = tool.rule_for(params)
+        pattern = tool.rule_for(params, target)
         request = ApprovalRequest(
-            invocation, tool.name, shown_args, ctx.chat_id, ctx.origin, pattern
+            invocation, tool.name, shown_args, ctx.chat_id, ctx.origin, pattern, digest(shown_args)
         )
         decision = await self.gate.request(request)
         if not decision.approved:
@@ -132,6 +192,17 @@ class Executor:
         if decision.always and pattern:
             await self.audit.add_rule("allow", pattern, decision.by)
         return None
+
+    async def _unchanged(
+        self, tool: Tool, params: Any, args: dict[str, Any], ctx: RunContext, approved: str
+    ) -> bool:
+        """After the press: is what would run now what was shown? (SPEC §4)"""
+        if tool.preview is None:
+            return True  # the validated arguments are all there is, and they are immutable
+        now = await tool.preview(params, ctx)
+        if isinstance(now, str):
+            return False
+        return digest({**self.redact.value(args), **self.redact.value(now)}) == approved
 
     async def _invoke(self, tool: Tool, params: Any, ctx: RunContext) -> ToolResult:
         lock = contextlib.nullcontext() if tool.concurrency_safe(params) else self._unsafe
@@ -141,12 +212,15 @@ class Executor:
             except TimeoutError:
                 return ToolResult.error(f"{tool.name} did not finish within {tool.timeout:g} s")
 
-    def _guard(self, output: str, invocation: str) -> str:
-        """Cut an oversized result; the whole text stays readable with read_output."""
+    def _guard(self, output: str, invocation: str, source: str | None) -> str:
+        """Cut an oversized result; the whole text stays readable with read_output, and
+        stays marked untrusted when it came from outside (`source`)."""
         if len(output) <= OUTPUT_LIMIT:
             return output
         self.outputs.mkdir(parents=True, exist_ok=True)
         saved = output_file(self.outputs, invocation)
+        if source is not None:
+            source_file(self.outputs, invocation).write_text(source, encoding="utf-8")
         saved.write_text(output, encoding="utf-8")
         return (
             f"{output[:OUTPUT_LIMIT]}\n\n[Output cut: showing {OUTPUT_LIMIT} of {len(output)} "
@@ -158,10 +232,33 @@ def output_file(outputs: Path, invocation: str) -> Path:
     return outputs / f"{invocation}.txt"
 
 
+def source_file(outputs: Path, invocation: str) -> Path:
+    """Beside a saved output: the tool whose outside content it is (absent when trusted)."""
+    return outputs / f"{invocation}.source"
+
+
 def wrap_untrusted(output: str, source: str) -> str:
-    # Content may try to close the wrapper early and speak as the owner: defuse the tag.
-    inner = output.replace("untrusted_content", "untrusted-content")
+    # Content may try to close the wrapper early and speak as the owner: defuse the tag,
+    # in every letter case (a model reads </UNTRUSTED_CONTENT> as the same tag).
+    inner = _TAG_NAME.sub("untrusted-content", output)
     return f"{UNTRUSTED_OPEN.format(source=source)}\n{inner}\n{UNTRUSTED_CLOSE}"
+
+
+def outside_sources(messages: Sequence[dict[str, Any]], registry: ToolRegistry) -> list[str]:
+    """Tools called in `messages` whose results bring (or pass on) outside content: text
+    derived from these messages, such as a summary, must stay marked untrusted."""
+    called = {
+        call["function"]["name"]
+        for message in messages
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or []
+    }
+    found = []
+    for name in sorted(called):
+        tool = registry.get(name)
+        if tool is None or tool.untrusted or tool.relays:  # unknown: assume the worst
+            found.append(name)
+    return found
 
 
 def _parse(name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, cast
 
@@ -218,11 +219,27 @@ def missing(p: Any) -> str | None:
     return None
 
 
+# GitHub's own name rules: a login is letters, digits and single inner hyphens (at most 39);
+# a repository name is letters, digits, `.`, `_` and `-` (at most 100), never `.` or `..`.
+OWNER_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
+REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+
+def bad_name(p: Any) -> str | None:
+    """Why owner or repo is not a GitHub name; checked before any URL is built from them,
+    so `..` or `/` can never reach another API path."""
+    if p.owner and not OWNER_NAME.match(p.owner):
+        return f"owner {p.owner[:60]!r} is not a GitHub user or organisation name"
+    if p.repo and (not REPO_NAME.match(p.repo) or p.repo in (".", "..")):
+        return f"repo {p.repo[:110]!r} is not a GitHub repository name"
+    return None
+
+
 def _split_repo(p: Any) -> Any:
     # Models often pass repo="owner/name"; accept it rather than fail the call.
     if p.repo and "/" in p.repo and not p.owner:
         p.owner, p.repo = p.repo.split("/", 1)
-    problem = missing(p)
+    problem = bad_name(p) or missing(p)
     if problem:
         # Refused at validation, so the owner is never asked to approve a doomed write.
         raise PydanticCustomError("github_arguments", problem)

@@ -9,20 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-from urllib.parse import urljoin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from urllib.parse import urljoin, urlsplit
 
 import httpx
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
-from augure.approval.rules import escape
+from augure.approval import canonical
+from augure.approval.rules import literal
 from augure.netguard import BlockedURL, Pinned, pin_url
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+from augure.tools.http_render import render
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -37,7 +48,6 @@ HANDLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Credentials the model may have set itself; dropped with the preset's when a hop leaves
 # the origin they were meant for, as a browser would.
 CREDENTIAL_HEADERS = {"authorization", "cookie", "proxy-authorization"}
-TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "csv")
 
 
 class Preset(BaseModel):
@@ -94,39 +104,70 @@ def _host(url: httpx.URL) -> str:
     return f"{host}:{url.port}" if url.port is not None else host
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _canonical_host(scheme: str, host: str, port: int | None) -> str:
+    name = canonical.host(host)
+    return name if port is None or DEFAULT_PORTS.get(scheme) == port else f"{name}:{port}"
+
+
 def _relative(url: httpx.URL) -> bool:
     # `file:///x` and `//host/x` are not paths under a preset: they go to the checks instead.
     return not url.scheme and not url.host
 
 
-def canonical(method: str, url: str, preset: str | None = None) -> tuple[str, list[str]] | None:
+def canonical_target(
+    method: str, url: str, preset: str | None = None
+) -> tuple[str, list[str]] | None:
     """(`http:METHOD:host`, path segments) of a call, or None when the URL cannot be parsed.
 
-    A relative URL is named by its preset: whoever writes the rule knows which host that is.
+    The path is the one the server would serve: `.`, `..`, `//`, trailing dots and
+    percent-encoding resolved from the raw text, so `/a/../denied` is `/denied`. A relative
+    URL is named by its preset: whoever writes the rule knows which host that is.
     """
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
+    try:  # parsed here, not by httpx: it refuses some spellings a server or browser accepts
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
         return None
-    if _relative(parsed):
+    if not parts.scheme and not parts.netloc:
         if preset is None:
             return None
         where = f"preset={preset}"
-        path = "/" + parsed.path.lstrip("/")
     else:
-        where, path = _host(parsed), parsed.path or "/"
-    segments = [escape(s) for s in path.split("/")[1:]]
-    return f"http:{method.upper()}:{escape(where)}", segments
+        where = _canonical_host(parts.scheme.lower(), parts.hostname or "", port)
+    segments = canonical.path(parts.path).split("/")[1:]
+    return f"http:{method.upper()}:{where}", segments
 
 
 def target(params: Any, config: Config | None = None) -> str | None:
-    """`http:METHOD:host/path` (lowercase host, no query)."""
+    """`http:METHOD:host/path` (canonical host and path, no query)."""
     url = params.url
     if config is not None and params.preset is not None:
-        with contextlib.suppress(RequestError, KeyError):
+        with contextlib.suppress(RequestError, KeyError, httpx.InvalidURL):
             url = resolve_url(params.url, load_settings(config).presets[params.preset])
-    found = canonical(params.method, url, params.preset)
+    found = canonical_target(params.method, url, params.preset)
     return None if found is None else found[0] + "/" + "/".join(found[1])
+
+
+def aliases(params: Any, config: Config) -> list[str]:
+    """The other spelling of a preset call, for deny rules: the preset's host and full path
+    for a relative URL, `preset=NAME/...` for an absolute URL on the preset's host."""
+    if params.preset is None:
+        return []
+    try:
+        preset = load_settings(config).presets[params.preset]
+        resolved = resolve_url(params.url, preset)
+    except (RequestError, KeyError, httpx.InvalidURL):
+        return []
+    spellings = [t for t in (target(params, config),) if t is not None]
+    base = canonical.path(urlsplit(preset.base_url).path).rstrip("/")
+    full = canonical.path(urlsplit(resolved).path)
+    if full == base or full.startswith(base + "/"):
+        inside = full[len(base) :] or "/"
+        spellings.append(f"http:{params.method.upper()}:preset={params.preset}{inside}")
+    return spellings
 
 
 def rule(params: Any, config: Config | None = None) -> str | None:
@@ -137,8 +178,8 @@ def rule(params: Any, config: Config | None = None) -> str | None:
     head, _, path = found.partition("/")
     segments = path.split("/")
     if len(segments) <= 1 or segments[1:] == [""]:
-        return found  # `/` or `/items`: exactly this path
-    return f"{head}/{segments[0]}/*"
+        return literal(found)  # `/` or `/items`: exactly this path
+    return f"{literal(head)}/{literal(segments[0])}/*"
 
 
 # -- preparing a request ------------------------------------------------------------------
@@ -213,7 +254,14 @@ def prepare(
         merged[name.lower()], used = substitute(value, env, f"preset {preset_name} header {name}")
         bound.add(name.lower())
         secrets.update(used)
+        if not used:  # written literally: a secret all the same (SPEC §5)
+            secrets[preset_secret_name(preset_name, name)] = value
     return Prepared(resolved, merged, secrets, bound)
+
+
+def preset_secret_name(preset: str, header: str) -> str:
+    """The name a literal preset header value is redacted as (the same in secrets.py)."""
+    return f"TOOLS_HTTP_PRESETS_{preset}_HEADERS_{header}".upper().replace("-", "_")
 
 
 def _dot_segments(url: httpx.URL) -> bool:
@@ -311,41 +359,6 @@ async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, boo
     return b"".join(chunks), False
 
 
-def render(response: Response, method: str, max_bytes: int) -> str:
-    lines = [f"HTTP {response.status} {response.reason}".rstrip()]
-    if len(response.hops) > 1:
-        lines.append("redirected: " + " -> ".join(response.hops))
-    lines += [f"{name}: {value}" for name, value in response.headers.items()]
-    if response.status in (301, 302, 303, 307, 308) and method != "GET":
-        lines.append(f"(redirects are followed for GET only; {method} was not repeated)")
-    text = _body_text(response)
-    if text:
-        lines += ["", text]
-    if response.cut:
-        lines.append(f"[response cut at {max_bytes} bytes]")
-    return "\n".join(lines)
-
-
-def _body_text(response: Response) -> str:
-    kind = response.headers.get("content-type", "").lower()
-    charset = "utf-8"
-    if "charset=" in kind:
-        charset = kind.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
-    if "json" in kind and not response.cut:
-        try:
-            return json.dumps(json.loads(response.body), indent=1, ensure_ascii=False)
-        except (ValueError, UnicodeDecodeError):
-            pass
-    textual = kind.startswith("text/") or any(t in kind for t in TEXT_TYPES)
-    try:
-        text = response.body.decode(charset, errors="replace" if textual else "strict")
-    except (UnicodeDecodeError, LookupError):
-        text = response.body.decode("utf-8", errors="replace") if textual else ""
-    if not textual and ((not text and response.body) or "\x00" in text):
-        return f"[binary body: {len(response.body)} bytes of {kind or 'unknown type'}, not shown]"
-    return text
-
-
 def _scrub(text: str, secrets: Mapping[str, str]) -> str:
     # The executor redacts too; this keeps the tool safe when called on its own.
     for name, value in sorted(secrets.items(), key=lambda item: -len(item[1])):
@@ -395,12 +408,35 @@ def _upper(value: Any) -> Any:
     return value.upper() if isinstance(value, str) else value
 
 
+# Headers that make a server treat a request as another method: a GET (run unasked) or an
+# approved POST must not turn into a DELETE on the way.
+METHOD_OVERRIDE_HEADERS = frozenset(
+    {"x-http-method-override", "x-http-method", "x-method-override"}
+)
+
+
+def _only_what_the_method_says(p: Any) -> Any:
+    overriding = sorted(
+        h for h in (p.headers or {}) if h.strip().lower() in METHOD_OVERRIDE_HEADERS
+    )
+    if overriding:
+        raise PydanticCustomError(
+            "http_arguments",
+            "method-override headers ({names}) are refused: use the method itself",
+            {"names": ", ".join(overriding)},
+        )
+    if p.method == "GET" and p.body is not None:
+        raise PydanticCustomError("http_arguments", "a GET request carries no body")
+    return p
+
+
 @tool(
     "http",
     egress=Egress.WRITE,
     classify=lambda p: Egress.READ_ONLY if p.method == "GET" else Egress.WRITE,
     target=target,
     rule=rule,
+    aliases=aliases,
     untrusted=True,
     check=check_config,
     timeout=330.0,  # the call keeps its own deadline, [tools.http] timeout_seconds (<= 300)
@@ -430,3 +466,10 @@ async def http_tool(
     except RequestError as exc:
         return ToolResult.error(str(exc))
     return await request(method, url, settings=settings, preset=preset, headers=headers, body=body)
+
+
+# pydantic accepts decorated validators here; its stubs only know plain callables.
+_checked = cast(Callable[..., Any], model_validator(mode="after")(_only_what_the_method_says))
+http_tool.params = create_model(
+    "http_params_checked", __base__=http_tool.params, __validators__={"_checked": _checked}
+)

@@ -6,12 +6,17 @@ from typing import Annotated
 
 from pydantic import Field
 
+from augure.approval import canonical
 from augure.memory.store import MemoryPathError
 from augure.tools.base import RunContext, ToolResult, tool
 
 
 def _clean(path: str | None) -> str:
-    return (path or "").strip().replace("\\", "/").lstrip("./") or "*"
+    """One spelling per file: `identity.md/`, `./identity.md`, `a//../identity.md.` and
+    `identity.md` are all `identity.md`. Not percent-decoded: files are named literally."""
+    if path is None or not path.strip():
+        return "*"
+    return canonical.path(path.strip(), decode=False).lstrip("/") or "*"
 
 
 @tool("memory_read", target=lambda p: f"memory_read:path={_clean(p.path)}")

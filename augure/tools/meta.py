@@ -7,10 +7,10 @@ from typing import Annotated
 from pydantic import Field
 
 from augure.tools.base import RunContext, ToolResult, tool
-from augure.tools.executor import OUTPUT_LIMIT, output_file
+from augure.tools.executor import OUTPUT_LIMIT, output_file, source_file
 
 
-@tool("read_output")
+@tool("read_output", relays=True)
 async def read_output(
     ctx: RunContext,
     id: Annotated[str, Field(pattern=r"^[0-9a-f]{8}$", description="id from the cut marker")],
@@ -18,14 +18,20 @@ async def read_output(
     length: Annotated[int, Field(ge=1, le=OUTPUT_LIMIT)] = OUTPUT_LIMIT,
 ) -> ToolResult:
     """Read more of a tool result that was cut because it was too long."""
-    path = output_file(ctx.home / "outputs", id)
+    outputs = ctx.home / "outputs"
+    path = output_file(outputs, id)
     if not path.is_file():
         return ToolResult.error(f"no saved output {id!r}")
     text = path.read_text(encoding="utf-8")
     piece = text[offset : offset + length]
     end = offset + len(piece)
     more = f" Read on with offset={end}." if end < len(text) else " That is the end."
-    return ToolResult.ok(f"{piece}\n\n[Characters {offset}–{end} of {len(text)}.{more}]")
+    result = ToolResult.ok(f"{piece}\n\n[Characters {offset}–{end} of {len(text)}.{more}]")
+    # Outside content read back is still outside content: the executor marks it again.
+    source = source_file(outputs, id)
+    if source.is_file():
+        result.untrusted_source = source.read_text(encoding="utf-8").strip() or "unknown"
+    return result
 
 
 @tool("load_tools")

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from augure.approval.rules import literal
 from augure.config import Config
 from augure.sandbox import ExecResult, SandboxError, open_sandbox, sandbox_problem, workspace_for
 from augure.tools.base import RunContext, ToolResult, tool
@@ -30,7 +31,9 @@ def _exec_rule(params: Any) -> str | None:
     # Rules know only `*` and `?` as wildcards and have no escape: a command containing
     # either cannot be allowed exactly, so it gets no "Always allow" at all.
     command = _command(params)
-    return None if any(c in command for c in WILDCARDS) else f"sandbox_exec:argv={command}"
+    if any(c in command for c in WILDCARDS):
+        return None
+    return f"sandbox_exec:argv={literal(command)}"  # a backslash stays a backslash
 
 
 def _timeout(config: Config, asked: float | None) -> float:

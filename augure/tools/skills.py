@@ -62,6 +62,7 @@ def skill_tools(service: SkillService) -> list[Tool]:
 
     @tool(
         "run_skill",
+        relays=True,
         # The calls inside take the executor's write lock one by one; holding it for the
         # whole run would deadlock the first write, as for execute_code.
         safe=True,
@@ -112,6 +113,8 @@ def skill_tools(service: SkillService) -> list[Tool]:
         egress=Egress.WRITE,
         deferred=True,
         target=lambda p: f"install_skill:{p.skill_id}",
+        # Rules name the version: "Always allow" covers this id at this version only.
+        refine=lambda p, shown: f"install_skill:{p.skill_id}@{shown.get('version', '?')}",
         preview=install_preview,
         timeout=300.0,
     )
@@ -122,7 +125,7 @@ def skill_tools(service: SkillService) -> list[Tool]:
         """Install (or update) a skill from the skill hub, after a hash check and a static
         scan; it is tested before it becomes active."""
         try:
-            return ToolResult.ok(await service.install(skill_id))
+            return ToolResult.ok(await service.install(skill_id, ctx.approved))
         except SkillError as exc:
             return ToolResult.error(str(exc))
 

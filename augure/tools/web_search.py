@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from augure.approval.rules import escape
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 if TYPE_CHECKING:
@@ -209,7 +208,7 @@ async def search(query: str, max_results: int | None, settings: SearchSettings) 
     egress=Egress.READ_ONLY,
     untrusted=True,
     check=check_config,
-    target=lambda p: f"web_search:query={escape(p.query)}",
+    target=lambda p: f"web_search:query={p.query}",
     timeout=130.0,  # the call keeps its own deadline, timeout_seconds (<= 120)
 )
 async def web_search(

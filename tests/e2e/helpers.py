@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -80,3 +82,21 @@ async def augure(
     )
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
+
+
+def publish(
+    folder: Path, skills: dict[str, tuple[str, dict[str, str]]], tamper: frozenset[str] | set[str]
+) -> None:
+    """Write a skill hub in `folder`: each skill's files and a manifest with their sha256
+    (signed wrongly for skill.py of the ids in `tamper`). `name: tea-timer` becomes the id."""
+    entries = []
+    for skill_id, (version, files) in skills.items():
+        files = {n: c.replace("name: tea-timer", f"name: {skill_id}") for n, c in files.items()}
+        (folder / "skills" / skill_id).mkdir(parents=True, exist_ok=True)
+        hashes = {}
+        for name, content in files.items():
+            (folder / "skills" / skill_id / name).write_text(content, encoding="utf-8")
+            signed = content + ("tampered" if skill_id in tamper and name == "skill.py" else "")
+            hashes[name] = hashlib.sha256(signed.encode()).hexdigest()
+        entries.append({"id": skill_id, "version": version, "description": "d", "files": hashes})
+    (folder / "manifest.json").write_text(json.dumps({"skills": entries}), encoding="utf-8")

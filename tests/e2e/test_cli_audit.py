@@ -21,6 +21,7 @@ INVOCATION_KEYS = {
     "created_at",
     "completed_at",
     "error",
+    "approval_digest",
 }
 
 

@@ -4,7 +4,6 @@ repaired, paused, installed from a hub; and the `augure skills` command as a rea
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from tests.e2e.helpers import (
     delivered,
     environment,
     hello,
+    publish,
     tool_results,
 )
 from tests.fakes.openai import Reply, ToolCall, text, tool, tools
@@ -70,22 +70,6 @@ def tea_files(version: str, expected: str) -> dict[str, str]:
         "skill.py": TEA_PY,
         "test.json": TEA_TEST % expected,
     }
-
-
-def publish(
-    folder: Path, skills: dict[str, tuple[str, dict[str, str]]], tamper: frozenset[str] | set[str]
-) -> None:
-    entries = []
-    for skill_id, (version, files) in skills.items():
-        files = {n: c.replace("name: tea-timer", f"name: {skill_id}") for n, c in files.items()}
-        (folder / "skills" / skill_id).mkdir(parents=True, exist_ok=True)
-        hashes = {}
-        for name, content in files.items():
-            (folder / "skills" / skill_id / name).write_text(content, encoding="utf-8")
-            signed = content + ("tampered" if skill_id in tamper and name == "skill.py" else "")
-            hashes[name] = hashlib.sha256(signed.encode()).hexdigest()
-        entries.append({"id": skill_id, "version": version, "description": "d", "files": hashes})
-    (folder / "manifest.json").write_text(json.dumps({"skills": entries}), encoding="utf-8")
 
 
 def coding(

@@ -309,7 +309,8 @@ def test_targets_name_method_host_and_path_and_rules_stay_narrow() -> None:
     assert rule(params(url="https://h.example/items")) == "http:GET:h.example/items"
     assert target(params(url="http://h.example:8080/a")) == "http:GET:h.example:8080/a"
     starred = params(url="https://h.example/a*/b")
-    assert target(starred) == "http:GET:h.example/a?/b"  # a path cannot smuggle a wildcard
+    assert target(starred) == "http:GET:h.example/a*/b"  # literal in the target...
+    assert rule(starred) == "http:GET:h.example/a\\*/*"  # ...and escaped in its rule
 
 
 def test_relative_preset_targets_name_the_preset_or_its_host(tmp_path: Path) -> None:

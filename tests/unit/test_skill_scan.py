@@ -197,9 +197,11 @@ def test_a_tool_call_not_declared_is_flagged_once_per_tool() -> None:
     result = scan({**clean_files(), "skill.py": source.encode()}, DECLARED, KNOWN)
     assert rules(result) == [("undeclared-tool", "skill.py", 3), ("undeclared-tool", "skill.py", 5)]
     assert "api.send_email" in result.findings[0].detail
-    assert scan(
+    declared = scan(
         {**clean_files(), "skill.py": source.encode()}, [*DECLARED, "send_email", "http"], KNOWN
-    ).ok
+    )
+    # Declared, the calls are fine; memory_read next to http is refused on its own account.
+    assert rules(declared) == [("exfiltration", "SKILL.md", 0)]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 import logging
 from functools import partial
 from typing import Any
@@ -14,6 +13,7 @@ from telegram.ext import ContextTypes
 
 from augure.app import Core
 from augure.approval.gate import ApprovalRequest, Decision, Verdict
+from augure.approval.shown import arguments_text, visible
 from augure.channels.telegram.delivery import Delivery
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,9 @@ class TelegramApprover:
 
     async def present(self, request: ApprovalRequest) -> dict[str, Any]:
         chat_id = self._chat_for(request)
-        arguments = json.dumps(request.arguments, ensure_ascii=False, indent=2)
+        if chat_id < 0:  # a group or channel: approvals go to a private chat only (SPEC §4)
+            raise LookupError("approval requests are never posted outside a private chat")
+        arguments = arguments_text(request.arguments)
         header = (
             f"🔐 <b>Approval needed</b> ({html.escape(request.origin)})\n"
             f"Tool: <code>{html.escape(request.tool)}</code>"
@@ -67,7 +69,8 @@ class TelegramApprover:
             )
             text = f"{header}\nThe arguments ({len(arguments)} characters) are in the file above."
         if request.rule_pattern:
-            text += f"\nAlways allow would save: <code>{html.escape(request.rule_pattern)}</code>"
+            pattern = html.escape(visible(request.rule_pattern))
+            text += f"\nAlways allow would save: <code>{pattern}</code>"
         buttons = [
             InlineKeyboardButton("Approve", callback_data=f"ap:{request.id}:y"),
             InlineKeyboardButton("Reject", callback_data=f"ap:{request.id}:n"),

@@ -1,0 +1,46 @@
+"""How an `http` response reads for the model: status line, main headers, body as text."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from augure.tools.http import Response
+
+TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "csv")
+
+
+def render(response: Response, method: str, max_bytes: int) -> str:
+    lines = [f"HTTP {response.status} {response.reason}".rstrip()]
+    if len(response.hops) > 1:
+        lines.append("redirected: " + " -> ".join(response.hops))
+    lines += [f"{name}: {value}" for name, value in response.headers.items()]
+    if response.status in (301, 302, 303, 307, 308) and method != "GET":
+        lines.append(f"(redirects are followed for GET only; {method} was not repeated)")
+    text = _body_text(response)
+    if text:
+        lines += ["", text]
+    if response.cut:
+        lines.append(f"[response cut at {max_bytes} bytes]")
+    return "\n".join(lines)
+
+
+def _body_text(response: Response) -> str:
+    kind = response.headers.get("content-type", "").lower()
+    charset = "utf-8"
+    if "charset=" in kind:
+        charset = kind.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
+    if "json" in kind and not response.cut:
+        try:
+            return json.dumps(json.loads(response.body), indent=1, ensure_ascii=False)
+        except (ValueError, UnicodeDecodeError):
+            pass
+    textual = kind.startswith("text/") or any(t in kind for t in TEXT_TYPES)
+    try:
+        text = response.body.decode(charset, errors="replace" if textual else "strict")
+    except (UnicodeDecodeError, LookupError):
+        text = response.body.decode("utf-8", errors="replace") if textual else ""
+    if not textual and ((not text and response.body) or "\x00" in text):
+        return f"[binary body: {len(response.body)} bytes of {kind or 'unknown type'}, not shown]"
+    return text
