@@ -29,6 +29,13 @@ from augure.agent.loop import Content
 from augure.app import Core
 from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
 from augure.channels.telegram.delivery import Delivery
+from augure.channels.telegram.inbound import (
+    WHAT_I_TAKE,
+    addressed,
+    as_text,
+    in_group,
+    without_mention,
+)
 from augure.channels.telegram.media import (
     document_text,
     photo_content,
@@ -73,6 +80,8 @@ Send photos, documents and voice notes too.
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
 
 Context = ContextTypes.DEFAULT_TYPE
+KINDS_AS_TEXT = filters.LOCATION | filters.VENUE | filters.CONTACT | filters.Sticker.ALL
+NOT_ALLOWED = "You are not allowed to use this bot."
 
 
 class TelegramChannel:
@@ -110,8 +119,12 @@ class TelegramChannel:
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         app.add_handler(MessageHandler(filters.TEXT, self._text))
         app.add_handler(MessageHandler(filters.PHOTO, self._photo))
-        app.add_handler(MessageHandler(filters.Document.ALL, self._document))
+        app.add_handler(MessageHandler(filters.Document.ALL & ~filters.ANIMATION, self._document))
         app.add_handler(MessageHandler(filters.VOICE | filters.AUDIO, self._voice))
+        app.add_handler(MessageHandler(KINDS_AS_TEXT, self._kind_as_text))
+        # Anything else a person sends (video, poll, dice...), but not service messages
+        # such as "X joined the group".
+        app.add_handler(MessageHandler(~filters.StatusUpdate.ALL, self._unsupported))
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
         core.gate.approver = TelegramApprover(core, self.delivery)
@@ -155,11 +168,21 @@ class TelegramChannel:
 
     async def _gate(self, update: Update, context: Context) -> None:
         user = update.effective_user
-        if user is not None and user.id in self.allowed:
+        allowed = user is not None and user.id in self.allowed
+        message = update.message
+        if in_group(message):
+            # In a group the bot stays silent for everyone else, and for allowed users
+            # unless they address it (SPEC §6).
+            assert message is not None
+            if allowed and addressed(message, context.bot.bot):
+                return
+            raise ApplicationHandlerStop
+        if allowed:
             return
         if update.callback_query is not None:
-            await update.callback_query.answer("You are not allowed to use this bot.", True)
-        elif update.effective_chat is not None and user is not None:
+            alert = None if in_group(update.callback_query.message) else NOT_ALLOWED
+            await update.callback_query.answer(alert, show_alert=alert is not None)
+        elif update.effective_chat is not None and update.effective_chat.type == "private" and user:
             await self.delivery.send_text(
                 update.effective_chat.id,
                 f"This is a private assistant. Your Telegram user id is {user.id}.",
@@ -241,7 +264,20 @@ class TelegramChannel:
     async def _text(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None and message.text is not None
-        await self._converse(message.chat_id, message.text)
+        text = without_mention(message.text, context.bot.bot) if in_group(message) else message.text
+        await self._converse(message.chat_id, text)
+
+    async def _kind_as_text(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None
+        line = as_text(message)
+        assert line is not None  # KINDS_AS_TEXT only lets such messages through
+        await self._converse(message.chat_id, line)
+
+    async def _unsupported(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None
+        await self.delivery.send_text(message.chat_id, WHAT_I_TAKE)
 
     async def _photo(self, update: Update, context: Context) -> None:
         message = update.effective_message
