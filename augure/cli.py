@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure import cli_audit, cli_jobs, cli_skills
+from augure import cli_audit, cli_jobs, cli_skills, logs
 from augure.cli_audit import UsageError
 from augure.config import Config, ConfigError, load_config
 from augure.store.audit import STATUSES
@@ -74,15 +74,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logs.start(args.verbose)
     try:
         config = load_config(args.config)
-        _redact_logs(config)
+        # Only the bot keeps a log file: the other commands are short and answer on stdout.
+        logs.protect(config, to_file=args.command == "run")
         handler = HANDLERS[args.command]
         return asyncio.run(handler(config, args))
     except (ConfigError, UsageError) as exc:
@@ -174,14 +170,6 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
         return 0 if result.success else 1
     finally:
         await core.close()
-
-
-def _redact_logs(config: Config) -> None:
-    from augure.secrets import RedactingFilter, Redactor
-
-    redacting = RedactingFilter(Redactor.from_config(config))
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(redacting)
 
 
 def describe_tool(description: str, tool: Any) -> dict[str, Any]:

@@ -3,13 +3,17 @@ cut off half-way, and the Bot API going down and coming back."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
+from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.helpers import delivered
-from tests.fakes.openai import Reply, html, text
+from tests.e2e.conftest import OWNER, Bot, bot_environment
+from tests.e2e.helpers import augure, delivered, environment
+from tests.fakes.openai import FakeOpenAI, Reply, error, html, text
+from tests.fakes.telegram import FakeTelegram
 
 TRIES = 3  # conftest sets AUGURE__LLM__MAX_RETRIES=2: the first try and two retries
 
@@ -56,3 +60,59 @@ async def test_a_streamed_answer_cut_off_half_way_gets_a_clear_message(bot: Bot)
     await delivered(bot.telegram, "cut off")
     await bot.telegram.wait_idle(quiet=0.3)
     assert "Something went wrong on my side" not in " ".join(owner_texts(bot))
+
+
+async def test_augure_run_keeps_a_log_without_the_token_across_a_restart(tmp_path: Path) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        secrets = (telegram.token, env["OPENAI_API_KEY"])
+        for run in (1, 2):
+            with open(tmp_path / f"stderr-{run}.txt", "wb") as stderr:
+                process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "augure", "-v", "run", env=env,
+                    stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+                )  # fmt: skip
+                try:
+                    llm.script(text(f"Answer {run}."), error(500), error(500), error(500))
+                    telegram.inject_message(OWNER, "hi")
+                    await delivered(telegram, f"Answer {run}.", timeout=30)
+                    telegram.inject_message(OWNER, "and now?")  # the model fails this time
+                    await telegram.wait_for(
+                        lambda c: "could not get an answer" in str(c.params.get("text")),
+                        count=run, timeout=20,
+                    )  # fmt: skip
+                finally:
+                    process.terminate()
+                    await asyncio.wait_for(process.wait(), 15)
+
+        log_file = tmp_path / "logs" / "augure.log"
+        kept = log_file.read_text()
+        assert kept.count("Augure is running") == 2  # both runs, one file
+        assert "LLM call failed" in kept
+        for name in ("stderr-1.txt", "stderr-2.txt"):
+            assert "Augure is running" in (tmp_path / name).read_text()
+        for path in [log_file, tmp_path / "stderr-1.txt", tmp_path / "stderr-2.txt"]:
+            for secret in secrets:
+                assert secret not in path.read_text(), path.name
+
+
+async def test_a_rejected_token_is_one_line_without_the_token(tmp_path: Path) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        wrong = "999999:WRONG-token-never-valid"
+        code, _, err = await augure("run", env=env | {"TELEGRAM_BOT_TOKEN": wrong})
+        assert code == 1
+        assert err.strip().splitlines()[-1] == (
+            "augure: Telegram rejected the bot token (TELEGRAM_BOT_TOKEN)"
+        )
+        assert wrong not in err and "WRONG-token" not in err
+
+        down = telegram.root
+        await telegram.outage("refuse")
+        code, _, err = await augure("run", env=env)
+        assert code == 1
+        assert err.strip().splitlines()[-1] == (
+            f"augure: cannot reach the Bot API at {down}; "
+            "check AUGURE_TELEGRAM_API_URL and the network"
+        )
+        assert telegram.token not in err

@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from telegram import BotCommand, Update
+from telegram.error import InvalidToken, NetworkError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -333,6 +334,23 @@ class TelegramChannel:
                 log.exception("could not report the error to the chat")
 
 
+def _start_failure(exc: Exception, config: Config) -> str:
+    """One line without the token: python-telegram-bot's own InvalidToken text quotes it."""
+    from augure.logs import BOT_TOKEN_IN_URL
+    from augure.secrets import Redactor
+
+    if isinstance(exc, InvalidToken):
+        return "Telegram rejected the bot token (TELEGRAM_BOT_TOKEN)"
+    if isinstance(exc, NetworkError):
+        where = config.telegram.api_url.rstrip("/")
+        return f"cannot reach the Bot API at {where}; check AUGURE_TELEGRAM_API_URL and the network"
+    detail = BOT_TOKEN_IN_URL.sub(r"\1<token>", Redactor.from_config(config)(str(exc)))
+    return (
+        f"cannot start the Telegram bot ({type(exc).__name__}: {detail}); "
+        "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
+    )
+
+
 STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM
 
 
@@ -351,10 +369,7 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
         try:
             await channel.start()
         except Exception as exc:
-            raise UsageError(
-                f"cannot start the Telegram bot ({type(exc).__name__}: {exc}); "
-                "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
-            ) from None
+            raise UsageError(_start_failure(exc, config)) from None
         await core.scheduler.start()
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()
