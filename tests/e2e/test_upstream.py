@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from tests.e2e.helpers import augure, delivered, environment
 from tests.fakes.openai import FakeOpenAI, Reply, error, html, text
 from tests.fakes.telegram import FakeTelegram
 
+# Long enough for python-telegram-bot's own backoff (1 s, x1.5 per failure) to reach 25 s.
+OUTAGE_SECONDS = 45
 TRIES = 3  # conftest sets AUGURE__LLM__MAX_RETRIES=2: the first try and two retries
 
 
@@ -116,3 +119,29 @@ async def test_a_rejected_token_is_one_line_without_the_token(tmp_path: Path) ->
             "check AUGURE_TELEGRAM_API_URL and the network"
         )
         assert telegram.token not in err
+
+
+async def test_updates_flow_again_soon_after_a_long_bot_api_outage(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most of a minute without the Bot API (refused connections, then a proxy's 502 pages); it
+    comes back just after the bot's last failed attempt: the worst moment for a backoff."""
+    bot = await Bot(tmp_path / "home", telegram, llm, monkeypatch).start()
+    try:
+        llm.script(text("Before."), text("After."))
+        telegram.inject_message(OWNER, "hi")
+        await delivered(telegram, "Before.")
+        began = time.monotonic()
+        await telegram.outage("refuse")
+        await asyncio.sleep(OUTAGE_SECONDS / 3)
+        await telegram.outage("502")
+        await telegram.wait_for(
+            lambda c: c.method == "getUpdates" and c.at >= began + OUTAGE_SECONDS,
+            failed=True, timeout=OUTAGE_SECONDS + 30,
+        )  # fmt: skip
+        await telegram.recover()
+        telegram.inject_message(OWNER, "are you back?")
+        # SPEC §13 asks for 15 s; the deadline leaves room for a slow machine.
+        await delivered(telegram, "After.", timeout=20)
+    finally:
+        await bot.stop()

@@ -234,13 +234,18 @@ class FakeTelegram:
         if mode == "refuse" and self._site is not None:
             await self._site.stop()
             self._site = None
+        elif mode == "502":
+            await self._listen()
+
+    async def _listen(self) -> None:
+        if self._site is None and self._runner is not None:
+            self._site = web.TCPSite(self._runner, "127.0.0.1", self._port)
+            await self._site.start()
 
     async def recover(self) -> None:
         """The Bot API is back, on the same address, with its state (updates, messages)."""
         self._outage = None
-        if self._site is None and self._runner is not None:
-            self._site = web.TCPSite(self._runner, "127.0.0.1", self._port)
-            await self._site.start()
+        await self._listen()
         self._notify()
 
     def _outage_response(self, request: web.Request) -> web.Response:

@@ -23,6 +23,7 @@ from telegram.ext import (
     TypeHandler,
     filters,
 )
+from telegram.request import HTTPXRequest
 
 from augure import __version__
 from augure.agent.llm import LLMError
@@ -43,6 +44,7 @@ from augure.channels.telegram.media import (
     send_artifacts,
     voice_bytes,
 )
+from augure.channels.telegram.polling import PollingBot
 from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.usage import usage_report
@@ -89,11 +91,17 @@ class TelegramChannel:
     def __init__(self, core: Core, token: str) -> None:
         self.core = core
         root = core.config.telegram.api_url.rstrip("/")
+        bot = PollingBot(
+            token,
+            base_url=f"{root}/bot",
+            base_file_url=f"{root}/file/bot",
+            # What ApplicationBuilder would give: many connections for replies, one for polls.
+            request=HTTPXRequest(connection_pool_size=256),
+            get_updates_request=HTTPXRequest(),
+        )
         self.application: Application[Any, Any, Any, Any, Any, Any] = (
             ApplicationBuilder()
-            .token(token)
-            .base_url(f"{root}/bot")
-            .base_file_url(f"{root}/file/bot")
+            .bot(bot)
             # A turn may wait on an approval button; that press arrives as another update,
             # so updates must not be processed one at a time. Per-chat order is kept by the
             # agent's per-chat lock.
