@@ -50,8 +50,7 @@ async def test_a_mention_of_the_bot_starts_a_turn_in_the_group(bot: Bot) -> None
         lambda c: c.method == "sendMessage" and c.params.get("text") == "It is sunny."
     )
     assert group_texts(bot) == ["It is sunny."]
-    (said,) = user_messages(bot)
-    assert "what's the weather?" in said
+    assert user_messages(bot) == ["what's the weather?"]  # the mention only addressed the bot
 
 
 async def test_a_text_mention_a_reply_and_a_command_reach_the_bot(bot: Bot) -> None:
@@ -75,6 +74,17 @@ async def test_a_text_mention_a_reply_and_a_command_reach_the_bot(bot: Bot) -> N
     assert texts[:2] == ["First answer.", "Second answer."]
     assert "/new" in texts[2]  # the help text
     assert len(bot.llm.requests) == 2
+
+
+async def test_a_photo_whose_caption_mentions_the_bot_reaches_it(bot: Bot) -> None:
+    bot.llm.script(text("A red square."))
+    red = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"
+        "0000000c4944415408d763f8cfc000000301010018dd8db40000000049454e44ae426082"
+    )
+    bot.telegram.inject_message(OWNER, photo=red, caption=f"@{BOT_NAME} what is it?", chat_id=GROUP)
+    await bot.telegram.wait_for("sendMessage")
+    assert group_texts(bot) == ["A red square."]
 
 
 async def test_a_reply_to_someone_else_is_not_for_the_bot(bot: Bot) -> None:
@@ -132,3 +142,16 @@ async def test_a_group_turn_whose_approval_cannot_reach_the_owner_is_rejected(bo
     assert group_texts(bot) == ["Not sent."]
     assert tool_results(bot.llm) == [f"{REJECTED} Reason: the owner could not be asked"]
     assert test_tools.outbox(bot.home) == []
+
+
+async def test_a_stranger_pressing_a_button_in_a_group_changes_nothing_silently(bot: Bot) -> None:
+    assert bot.core is not None
+    rule = await bot.core.audit.add_rule("allow", "send_note:to=team", "cli")
+    bot.telegram.inject_message(OWNER, f"/approvals@{BOT_NAME}", chat_id=GROUP)
+    (sent,) = await bot.telegram.wait_for("sendMessage")
+    message_id = sent.response["result"]["message_id"]
+    query = bot.telegram.press_button(STRANGER, message_id, f"rv:{rule.id}", chat_id=GROUP)
+    await bot.telegram.wait_for("answerCallbackQuery")
+    (answer,) = bot.telegram.callback_answers
+    assert answer["callback_query_id"] == query and not answer.get("text")
+    assert [r.id for r in await bot.core.audit.rules()] == [rule.id]
