@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from telegram import BotCommand, Update
+from telegram.constants import ChatType
 from telegram.error import InvalidToken, NetworkError
 from telegram.ext import (
     Application,
@@ -77,7 +78,8 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /skills — skills with their state, trigger and last run
 /usage — tokens and estimated cost; /memory — memory files
 
-Send photos, documents and voice notes too.
+Send photos, documents, voice notes, locations, contacts and stickers too.
+In a group, mention me or reply to me.
 /help — this message
 
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
@@ -191,7 +193,11 @@ class TelegramChannel:
         if update.callback_query is not None:
             alert = None if in_group(update.callback_query.message) else NOT_ALLOWED
             await update.callback_query.answer(alert, show_alert=alert is not None)
-        elif update.effective_chat is not None and update.effective_chat.type == "private" and user:
+        elif (
+            update.effective_chat is not None
+            and update.effective_chat.type == ChatType.PRIVATE
+            and user
+        ):
             await self.delivery.send_text(
                 update.effective_chat.id,
                 f"This is a private assistant. Your Telegram user id is {user.id}.",
