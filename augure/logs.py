@@ -17,6 +17,9 @@ MAX_BYTES = 5 * 1024 * 1024
 BACKUPS = 5
 # HTTP clients log every request URL at INFO, and the Bot API's URLs carry the token.
 NOISY_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "telegram", "hpack", "aiohttp")
+# Its one message, a traceback for each non-JSON answer (a proxy's 502 page on every poll of
+# an outage), repeats what the error it raises says; the polling code logs that error once.
+SILENCED_LOGGERS = ("telegram.request.BaseRequest",)
 # `/bot<token>/` and `/file/bot<token>/` in any URL, whichever token it is.
 BOT_TOKEN_IN_URL = re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+")
 
@@ -45,6 +48,8 @@ def start(verbose: bool) -> None:
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    for name in SILENCED_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def protect(

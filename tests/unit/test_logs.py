@@ -20,7 +20,8 @@ def root_logging() -> Iterator[None]:
     """The root logger as it was: these tests add handlers to it, as `augure` does."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    noisy = {name: logging.getLogger(name).level for name in logs.NOISY_LOGGERS}
+    names = logs.NOISY_LOGGERS + logs.SILENCED_LOGGERS
+    noisy = {name: logging.getLogger(name).level for name in names}
     yield
     for handler in root.handlers:
         if handler not in handlers:

@@ -40,7 +40,8 @@ class PollingBot(ExtBot[None]):
                 raise  # the last short poll at shutdown: nothing to wait for
             self._failures += 1
             if self._failures == 1:
-                log.warning("the Bot API cannot be reached (%s); retrying", exc)
+                # A proxy's error page comes inside the error's text: the start says enough.
+                log.warning("the Bot API cannot be reached (%.200s); retrying", exc)
             pause = min(FIRST_PAUSE_SECONDS * 2 ** (self._failures - 1), RECONNECT_SECONDS)
             await asyncio.sleep(pause)
             return ()
