@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_skills
+from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_skills, logs
 from augure.cli_audit import UsageError
 from augure.config import Config, ConfigError, load_config, load_env_file
 from augure.home import HomeError
@@ -97,12 +97,7 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logs.start(args.verbose)
     try:
         if args.command in HOME_HANDLERS:
             # No config needed: these make, save or fill a home. They talk to the owner
@@ -112,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(HOME_HANDLERS[args.command](args))
         load_env_file()
         config = load_config(args.config)
-        _redact_logs(config)
+        # Only the bot keeps a log file: the other commands are short and answer on stdout.
+        logs.protect(config, to_file=args.command == "run")
         handler = HANDLERS[args.command]
         return asyncio.run(handler(config, args))
     except (ConfigError, UsageError, StateError, HomeError) as exc:
@@ -225,14 +221,6 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
         return 0 if result.success else 1
     finally:
         await core.close()
-
-
-def _redact_logs(config: Config) -> None:
-    from augure.secrets import RedactingFilter, Redactor
-
-    redacting = RedactingFilter(Redactor.from_config(config))
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(redacting)
 
 
 def describe_tool(description: str, tool: Any) -> dict[str, Any]:

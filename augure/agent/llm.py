@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -12,8 +14,10 @@ import httpx
 from augure.config import LLMConfig
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    from openai import APIStatusError, AsyncOpenAI, AsyncStream
+    from openai.types.chat import ChatCompletionChunk
 
+log = logging.getLogger(__name__)
 
 TextSink = Callable[[str], Awaitable[None]]
 
@@ -65,13 +69,16 @@ class LLM:
         # Imported on first use: the SDK takes ~0.4 s to import, which would otherwise sit
         # between `augure run` and the first poll.
         if self._client is None:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
             self._client = AsyncOpenAI(
                 api_key=self.config.api_key.get_secret_value() if self.config.api_key else "-",
                 base_url=self.config.base_url,
                 timeout=self.config.request_timeout_seconds,
                 max_retries=self.config.max_retries,
+                http_client=DefaultAsyncHttpxClient(
+                    event_hooks={"response": [_not_json_is_a_bad_gateway]}
+                ),
             )
         return self._client
 
@@ -112,11 +119,7 @@ class LLM:
         except openai.APIConnectionError:
             raise LLMError("the model endpoint cannot be reached") from None
         except openai.APIStatusError as exc:
-            raise LLMError(
-                f"the model endpoint answered {exc.status_code}", exc.status_code
-            ) from None
-        except httpx.HTTPError as exc:  # a stream cut off half-way
-            raise LLMError(f"the model's answer was cut off ({type(exc).__name__})") from None
+            raise self._status_error(exc) from None
         if not completion.choices:
             raise LLMError("the model returned no answer")
         message = completion.choices[0].message
@@ -133,8 +136,20 @@ class LLM:
             completion_tokens=usage.completion_tokens if usage else 0,
         )
 
+    def _status_error(self, exc: APIStatusError) -> LLMError:
+        if exc.status_code >= 500 and isinstance(exc.body, str) and exc.body:
+            # A web page (a proxy's error page, a captive portal): the SDK retried it like
+            # any 5xx; the page itself means nothing to the owner.
+            tries = self.config.max_retries + 1
+            return LLMError(
+                "the model endpoint returned an invalid response (not JSON) — "
+                f"tried {tries} time{'s' if tries > 1 else ''}",
+                exc.status_code,
+            )
+        return LLMError(f"the model endpoint answered {exc.status_code}", exc.status_code)
+
     async def _stream(self, request: dict[str, Any], on_text: TextSink) -> LLMResponse:
-        from openai import AsyncStream
+        from openai import APIConnectionError, AsyncStream
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         body = {**request, "stream": True, "stream_options": {"include_usage": True}}
@@ -145,6 +160,16 @@ class LLM:
             stream=True,
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
+        broken: tuple[type[Exception], ...] = (APIConnectionError, *_transport_errors())
+        try:
+            return await self._collect(stream, on_text)
+        except broken:
+            # The SDK cannot retry once the answer has started: say what happened, rather
+            # than "cannot be reached" under a half-written reply.
+            raise LLMError("the model's answer was cut off half-way") from None
+
+    @staticmethod
+    async def _collect(stream: AsyncStream[ChatCompletionChunk], on_text: TextSink) -> LLMResponse:
         text: list[str] = []
         calls: dict[int, ToolCallRequest] = {}
         result = LLMResponse(content=None)
@@ -189,3 +214,30 @@ class LLM:
     async def close(self) -> None:
         if self._client is not None:
             await self._client.close()
+
+
+async def _not_json_is_a_bad_gateway(response: Any) -> None:
+    """A 2xx answer that is not JSON (nor a stream of events) is made a 502, so the SDK
+    retries it like any 5xx instead of handing back the page as if it were a completion."""
+    if not response.is_success:
+        return
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        return
+    await response.aread()
+    try:
+        json.loads(response.content)
+    except ValueError:
+        response.status_code = 502
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """What the SDK's HTTP client raises when a connection breaks: httpx before openai 3,
+    httpx2 since."""
+    errors: list[type[Exception]] = [httpx.HTTPError]
+    try:
+        import httpx2
+    except ImportError:
+        pass
+    else:
+        errors.append(httpx2.HTTPError)
+    return tuple(errors)

@@ -11,7 +11,9 @@ real ``openai`` SDK to talk to it::
 
 Scripted replies are consumed in FIFO order, one per chat completion request; when the
 queue is empty ``responder`` (if set) builds the reply, otherwise the server answers 500
-so that a test which forgot to script a reply fails visibly.
+so that a test which forgot to script a reply fails visibly. ``html()`` scripts a web page
+instead of JSON (a proxy's 502, a captive portal's 200), and ``Reply.cut_after`` drops a
+streamed answer's connection half-way.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "Reply",
     "ToolCall",
     "error",
+    "html",
     "text",
     "tool",
     "tools",
@@ -73,6 +76,8 @@ class Reply:
     chunk_size: int = 8
     chunk_delay: float = 0.0
     finish_reason: str | None = None  # default "tool_calls" if tool_calls else "stop"
+    html: str | None = None  # a web page instead of JSON, as a proxy in front may send
+    cut_after: int | None = None  # streaming: drop the connection after this many chunks
 
 
 def text(s: str, **kw: Any) -> Reply:
@@ -89,6 +94,13 @@ def tools(*calls: ToolCall, text: str | None = None) -> Reply:
 
 def error(status: int, message: str = "scripted error") -> Reply:
     return Reply(status=status, error_message=message)
+
+
+def html(status: int = 200, page: str | None = None) -> Reply:
+    """An HTML page with ``status``: what a proxy or a captive portal answers instead."""
+    title = "502 Bad Gateway" if status == 502 else "Welcome"
+    page = page or f"<html><head><title>{title}</title></head><body><h1>{title}</h1></body></html>"
+    return Reply(status=status, html=page)
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -229,6 +241,8 @@ class FakeOpenAI:
             return _error_response(500, NO_REPLY_MESSAGE)
         if not await self._sleep(reply.delay):
             return _error_response(503, STOPPED_MESSAGE)
+        if reply.html is not None:
+            return web.Response(status=reply.status, text=reply.html, content_type="text/html")
         if reply.status != 200:
             return _error_response(reply.status, reply.error_message)
 
@@ -286,9 +300,10 @@ class FakeOpenAI:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        for event in self._chunks(base, reply, calls, finish, usage, include_usage):
+        events = self._chunks(base, reply, calls, finish, usage, include_usage)
+        for sent, event in enumerate(events, 1):
             await resp.write(f"data: {json.dumps(event)}\n\n".encode())
-            if not await self._sleep(reply.chunk_delay):
+            if sent == reply.cut_after or not await self._sleep(reply.chunk_delay):
                 if request.transport is not None:  # cut the stream: the client sees an error
                     request.transport.close()
                 return resp

@@ -16,7 +16,11 @@ Method names are case-insensitive, as on Telegram. Like Telegram, the fake trims
 around texts, drops an inline keyboard when editMessageText is sent without one, answers an
 older pending getUpdates with 409 Conflict when a newer one arrives, and only lets
 ``press_button`` press a button the message currently has. File downloads are recorded in
-``calls`` with method ``"file"``. ``wait_for`` returns every matching successful call so far.
+``calls`` with method ``"file"``. ``wait_for`` returns every matching successful call so far
+(or, with ``failed=True``, every failed one). Group chats have negative ids; texts and captions
+carry the entities Telegram computes (a leading bot command, @mentions), and
+``tests.fakes.telegram_messages`` builds the other message kinds. ``outage()`` takes the API
+down (an HTML 502 from a proxy, or refused connections) until ``recover()``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes import telegram_messages
 from tests.fakes.telegram_html import ContentError, check_reply_markup, format_text, utf16_len
 
 JSON = dict[str, Any]
@@ -68,6 +73,17 @@ NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup are "
     "exactly the same as a current content and reply markup of a message"
 )
+
+
+_BAD_GATEWAY_PAGE = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+    "</body>\r\n</html>\r\n"
+)
+
+
+class _Outage(Exception):
+    """Raised inside a request while the fake plays an outage."""
 
 
 @dataclass
@@ -163,7 +179,9 @@ class FakeTelegram:
         self._last_activity = time.monotonic()
         self._closing = False
         self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
         self._port: int | None = None
+        self._outage: str | None = None  # "502" or "refuse" while the API is down
         self._handlers: dict[str, tuple[str, Handler]] = {}
         for name in (
             "getMe", "deleteWebhook", "getWebhookInfo", "setMyCommands", "getMyCommands",
@@ -181,8 +199,8 @@ class FakeTelegram:
         app.router.add_route("GET", "/file/bot{token}/{path:.+}", self._handle_file)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        self._site = web.TCPSite(self._runner, "127.0.0.1", self._port or 0)
+        await self._site.start()
         self._port = self._runner.addresses[0][1]
 
     async def stop(self) -> None:
@@ -205,6 +223,36 @@ class FakeTelegram:
             raise RuntimeError("FakeTelegram is not started")
         return f"http://127.0.0.1:{self._port}"
 
+    # ----------------------------------------------------------------- outages
+    async def outage(self, mode: str = "502") -> None:
+        """The Bot API goes down: ``"502"`` answers everything with a proxy's HTML 502 page,
+        ``"refuse"`` stops listening and drops open connections. Pending getUpdates fail too."""
+        if mode not in ("502", "refuse"):
+            raise ValueError(f"unknown outage mode {mode!r}")
+        self._outage = mode
+        self._notify()
+        if mode == "refuse" and self._site is not None:
+            await self._site.stop()
+            self._site = None
+        elif mode == "502":
+            await self._listen()
+
+    async def _listen(self) -> None:
+        if self._site is None and self._runner is not None:
+            self._site = web.TCPSite(self._runner, "127.0.0.1", self._port)
+            await self._site.start()
+
+    async def recover(self) -> None:
+        """The Bot API is back, on the same address, with its state (updates, messages)."""
+        self._outage = None
+        await self._listen()
+        self._notify()
+
+    def _outage_response(self, request: web.Request) -> web.Response:
+        if self._outage == "refuse" and request.transport is not None:
+            request.transport.abort()  # a kept-alive connection dies like a refused one
+        return web.Response(status=502, text=_BAD_GATEWAY_PAGE, content_type="text/html")
+
     # ----------------------------------------------------------------- test-side API
     def inject_message(
         self,
@@ -212,26 +260,43 @@ class FakeTelegram:
         text: str | None = None,
         *,
         chat_id: int | None = None,
+        chat_type: str | None = None,
         first_name: str = "Owner",
         photo: bytes | None = None,
         document: tuple[str, bytes] | None = None,
         voice: bytes | None = None,
         caption: str | None = None,
+        content: JSON | None = None,
+        entities: list[JSON] | None = None,
+        reply_to: int | None = None,
     ) -> JSON:
-        if not text and photo is None and document is None and voice is None:
-            raise ValueError("inject_message needs text, photo, document or voice")
+        """A user's message. Negative chat ids are groups (``chat_type`` may say supergroup);
+        ``content`` is a message kind from ``telegram_messages`` (location, sticker...);
+        ``entities`` adds to the bot commands and @mentions found in the text (e.g. a
+        text_mention); ``reply_to`` quotes an earlier message of the chat."""
+        if not text and photo is None and document is None and voice is None and not content:
+            raise ValueError("inject_message needs text, photo, document, voice or content")
         cid = user_id if chat_id is None else chat_id
-        chat: JSON = {"id": cid, "type": "private", "first_name": first_name}
-        if cid < 0:
-            chat = {"id": cid, "type": "group", "title": "Test group"}
+        if chat_type is None:
+            chat_type = "private" if cid > 0 else "group"
+        if (chat_type == "private") != (cid > 0):
+            raise ValueError("private chats have the user's positive id, groups negative ids")
+        chat: JSON = {"id": cid, "type": chat_type, "first_name": first_name}
+        if chat_type != "private":
+            chat = {"id": cid, "type": chat_type, "title": "Test group"}
         self._chats.setdefault(cid, chat)
         user = {"id": user_id, "is_bot": False, "first_name": first_name}
         message = self._new_message(cid, user)
+        if reply_to is not None:
+            replied = self._messages.get(cid, {}).get(reply_to)
+            if replied is None:
+                raise LookupError(f"no message {reply_to} in chat {cid} to reply to")
+            quoted = {k: v for k, v in replied.message.items() if k != "reply_to_message"}
+            message["reply_to_message"] = copy.deepcopy(quoted)
         if text is not None:
             message["text"] = text
-            if text.startswith("/"):
-                length = utf16_len(text.split(maxsplit=1)[0])
-                message["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
+            if marked := telegram_messages.entities(text, entities):
+                message["entities"] = marked
         if photo is not None:
             message["photo"] = self._photo_sizes(photo)
         if document is not None:
@@ -243,6 +308,9 @@ class FakeTelegram:
                                 "file_size": len(voice)}  # fmt: skip
         if caption is not None and (photo is not None or document is not None):
             message["caption"] = caption
+            if marked := telegram_messages.entities(caption, entities):
+                message["caption_entities"] = marked
+        message.update(copy.deepcopy(content or {}))
         self._store(cid, _Stored(message, from_bot=False, raw_text=text))
         self._push_update({"message": message})
         return copy.deepcopy(message)
@@ -307,8 +375,13 @@ class FakeTelegram:
         *,
         timeout: float = 5.0,
         count: int = 1,
+        failed: bool = False,
     ) -> list[ApiCall]:
+        """Successful calls matching ``predicate``; with ``failed``, failed ones instead."""
+
         def match(call: ApiCall) -> bool:
+            if (call.status == 200) == failed:
+                return False
             if isinstance(predicate, str):
                 return call.method == predicate
             return predicate(call)
@@ -316,7 +389,7 @@ class FakeTelegram:
         deadline = time.monotonic() + timeout
         while True:
             changed = self._changed
-            matched = [c for c in self.calls if c.status == 200 and match(c)]
+            matched = [c for c in self.calls if match(c)]
             if len(matched) >= count:
                 return matched
             left = deadline - time.monotonic()
@@ -443,6 +516,8 @@ class FakeTelegram:
             self._last_activity = arrived
         params: JSON = {}
         try:
+            if self._outage:
+                raise _Outage
             if request.match_info["token"] != self.token:
                 raise ApiError("Unauthorized", 401)
             if entry is None:
@@ -455,6 +530,10 @@ class FakeTelegram:
             status = 200
         except ApiError as err:
             body, status = err.body(), err.status
+        except _Outage:
+            self.calls.append(ApiCall(name, params, 502, {}, arrived))
+            self._notify()
+            return self._outage_response(request)
         except Exception as exc:  # a bug in the fake: make it visible in calls and to the client
             body = {"ok": False, "error_code": 500, "description": f"Fake crashed: {exc!r}"}
             status = 500
@@ -468,6 +547,8 @@ class FakeTelegram:
         return web.json_response(body, status=status)
 
     async def _handle_file(self, request: web.Request) -> web.Response:
+        if self._outage:
+            return self._outage_response(request)
         path = request.match_info["path"]
         file = next((f for f in self._files.values() if f.path == path), None)
         if request.match_info["token"] != self.token:
@@ -627,6 +708,8 @@ class FakeTelegram:
             changed = self._changed
             if generation != self._poll_generation:
                 raise ApiError(_STATUS_TEXT[409], 409)
+            if self._outage:
+                raise _Outage
             self._updates = [u for u in self._updates if set(u) & self._allowed_updates]
             batch = self._updates[:limit]
             if batch or self._closing or time.monotonic() >= deadline:

@@ -37,13 +37,16 @@ class TelegramApprover:
         self.bot = delivery.bot
 
     def _chat_for(self, request: ApprovalRequest) -> int:
+        """A private chat asks there. A group turn, a job or a skill asks the owner privately:
+        buttons in a group would show the call to everyone (Telegram gives groups negative
+        ids, private chats the user's positive id)."""
         chat = request.chat_id or ""
-        if chat.lstrip("-").isdigit():
+        if chat.isdigit():
             return int(chat)
-        owners = self.core.config.telegram.allowed_users
-        if not owners:
-            raise LookupError("no allowed user to ask")
-        return owners[0]  # jobs and skills ask the owner
+        owner = self.core.config.owner_chat
+        if owner is None:
+            raise LookupError("no owner chat to ask")
+        return int(owner)
 
     async def present(self, request: ApprovalRequest) -> dict[str, Any]:
         chat_id = self._chat_for(request)

@@ -12,6 +12,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from telegram import BotCommand, Update
+from telegram.constants import ChatType
+from telegram.error import InvalidToken, NetworkError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -23,6 +25,7 @@ from telegram.ext import (
     TypeHandler,
     filters,
 )
+from telegram.request import HTTPXRequest
 
 from augure import __version__
 from augure.agent.llm import LLMError
@@ -30,12 +33,20 @@ from augure.agent.loop import Content
 from augure.app import Core
 from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
 from augure.channels.telegram.delivery import Delivery
+from augure.channels.telegram.inbound import (
+    WHAT_I_TAKE,
+    addressed,
+    as_text,
+    in_group,
+    without_mention,
+)
 from augure.channels.telegram.media import (
     document_text,
     photo_content,
     send_artifacts,
     voice_bytes,
 )
+from augure.channels.telegram.polling import PollingBot
 from augure.channels.telegram.recovery import RecoveryNotices
 from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
@@ -73,24 +84,33 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /skills — skills with their state, trigger and last run
 /usage — tokens and estimated cost; /memory — memory files
 
-Send photos, documents and voice notes too.
+Send photos, documents, voice notes, locations, contacts and stickers too.
+In a group, mention me or reply to me.
 /help — this message
 
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
 
 Context = ContextTypes.DEFAULT_TYPE
 Handler = Callable[[Update, Context], Coroutine[Any, Any, None]]
+KINDS_AS_TEXT = filters.LOCATION | filters.VENUE | filters.CONTACT | filters.Sticker.ALL
+NOT_ALLOWED = "You are not allowed to use this bot."
 
 
 class TelegramChannel:
     def __init__(self, core: Core, token: str, home_lock: HomeLock | None = None) -> None:
         self.core = core
         root = core.config.telegram.api_url.rstrip("/")
+        bot = PollingBot(
+            token,
+            base_url=f"{root}/bot",
+            base_file_url=f"{root}/file/bot",
+            # What ApplicationBuilder would give: many connections for replies, one for polls.
+            request=HTTPXRequest(connection_pool_size=256),
+            get_updates_request=HTTPXRequest(),
+        )
         self.application: Application[Any, Any, Any, Any, Any, Any] = (
             ApplicationBuilder()
-            .token(token)
-            .base_url(f"{root}/bot")
-            .base_file_url(f"{root}/file/bot")
+            .bot(bot)
             # A turn may wait on an approval button; that press arrives as another update,
             # so updates must not be processed one at a time. Per-chat order is kept by the
             # agent's per-chat lock.
@@ -115,10 +135,17 @@ class TelegramChannel:
         app.add_handler(CommandHandler("usage", self._usage))
         app.add_handler(CommandHandler("memory", self._memory))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
-        app.add_handler(MessageHandler(filters.TEXT, self._in_order(self._text)))
-        app.add_handler(MessageHandler(filters.PHOTO, self._in_order(self._photo)))
-        app.add_handler(MessageHandler(filters.Document.ALL, self._in_order(self._document)))
-        app.add_handler(MessageHandler(filters.VOICE | filters.AUDIO, self._in_order(self._voice)))
+        ordered = self._in_order
+        app.add_handler(MessageHandler(filters.TEXT, ordered(self._text)))
+        app.add_handler(MessageHandler(filters.PHOTO, ordered(self._photo)))
+        app.add_handler(
+            MessageHandler(filters.Document.ALL & ~filters.ANIMATION, ordered(self._document))
+        )
+        app.add_handler(MessageHandler(filters.VOICE | filters.AUDIO, ordered(self._voice)))
+        app.add_handler(MessageHandler(KINDS_AS_TEXT, ordered(self._kind_as_text)))
+        # Anything else a person sends (video, poll, dice...), but not service messages
+        # such as "X joined the group".
+        app.add_handler(MessageHandler(~filters.StatusUpdate.ALL, self._unsupported))
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
         self._chat_order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -181,11 +208,25 @@ class TelegramChannel:
         if self.home_lock is not None:
             self.home_lock.note_update()
         user = update.effective_user
-        if user is not None and user.id in self.allowed:
+        allowed = user is not None and user.id in self.allowed
+        message = update.message
+        if in_group(message):
+            # In a group the bot stays silent for everyone else, and for allowed users
+            # unless they address it (SPEC §6).
+            assert message is not None
+            if allowed and addressed(message, context.bot.bot):
+                return
+            raise ApplicationHandlerStop
+        if allowed:
             return
         if update.callback_query is not None:
-            await update.callback_query.answer("You are not allowed to use this bot.", True)
-        elif update.effective_chat is not None and user is not None:
+            alert = None if in_group(update.callback_query.message) else NOT_ALLOWED
+            await update.callback_query.answer(alert, show_alert=alert is not None)
+        elif (
+            update.effective_chat is not None
+            and update.effective_chat.type == ChatType.PRIVATE
+            and user
+        ):
             await self.delivery.send_text(
                 update.effective_chat.id,
                 f"This is a private assistant. Your Telegram user id is {user.id}.",
@@ -267,7 +308,20 @@ class TelegramChannel:
     async def _text(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None and message.text is not None
-        await self._converse(message.chat_id, message.text)
+        text = without_mention(message.text, context.bot.bot) if in_group(message) else message.text
+        await self._converse(message.chat_id, text)
+
+    async def _kind_as_text(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None
+        line = as_text(message)
+        assert line is not None  # KINDS_AS_TEXT only lets such messages through
+        await self._converse(message.chat_id, line)
+
+    async def _unsupported(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        assert message is not None
+        await self.delivery.send_text(message.chat_id, WHAT_I_TAKE)
 
     async def _photo(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -336,6 +390,23 @@ class TelegramChannel:
                 log.exception("could not report the error to the chat")
 
 
+def _start_failure(exc: Exception, config: Config) -> str:
+    """One line without the token: python-telegram-bot's own InvalidToken text quotes it."""
+    from augure.logs import BOT_TOKEN_IN_URL
+    from augure.secrets import Redactor
+
+    if isinstance(exc, InvalidToken):
+        return "Telegram rejected the bot token (TELEGRAM_BOT_TOKEN)"
+    if isinstance(exc, NetworkError):
+        where = config.telegram.api_url.rstrip("/")
+        return f"cannot reach the Bot API at {where}; check AUGURE_TELEGRAM_API_URL and the network"
+    detail = BOT_TOKEN_IN_URL.sub(r"\1<token>", Redactor.from_config(config)(str(exc)))
+    return (
+        f"cannot start the Telegram bot ({type(exc).__name__}: {detail}); "
+        "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
+    )
+
+
 STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM
 
 
@@ -360,10 +431,7 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
         try:
             await channel.start()
         except Exception as exc:
-            raise UsageError(
-                f"cannot start the Telegram bot ({type(exc).__name__}: {exc}); "
-                "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
-            ) from None
+            raise UsageError(_start_failure(exc, config)) from None
         await core.scheduler.start()
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()
