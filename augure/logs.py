@@ -10,6 +10,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from augure.config import Config
+from augure.home import HomeError
 from augure.secrets import RedactingFilter, Redactor
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -46,6 +47,9 @@ def start(verbose: bool) -> None:
     handler.addFilter(LogRedactor(Redactor({})))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    # A log that cannot be written (a full disk) must not print a traceback per record over
+    # the bot's own one-line errors; the bot goes on without it.
+    logging.raiseExceptions = False
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     for name in SILENCED_LOGGERS:
@@ -63,9 +67,17 @@ def protect(
     path = None
     if to_file:
         path = config.home / "logs" / "augure.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
         _replace(root, FILE_HANDLER)
-        file = RotatingFileHandler(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            file = RotatingFileHandler(
+                path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+            )
+        except OSError as exc:
+            raise HomeError(
+                f"AUGURE_HOME {config.home} is not usable ({exc.strerror or exc}); "
+                "point AUGURE_HOME at a writable folder"
+            ) from None
         file.set_name(FILE_HANDLER)
         file.setFormatter(logging.Formatter(FORMAT))
         root.addHandler(file)
