@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import logging
 import time
 from functools import partial
 
 from augure.channels.telegram.delivery import Delivery
-from augure.channels.telegram.render import render_chunks, utf16_len
+from augure.channels.telegram.render import Chunk, render_chunks, utf16_len
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,15 @@ def preview_text(text: str) -> str:
     return cut + "…"
 
 
+def shows_as(chunk: Chunk, shown: str) -> bool:
+    """Whether a formatted part would look exactly like the plain preview `shown`.
+
+    Telegram refuses an edit to the same text and entities ("message is not modified");
+    markup-free HTML has no entities, and Telegram trims the text either way.
+    """
+    return "<" not in chunk.html and html.unescape(chunk.html).strip() == shown
+
+
 class StreamingReply:
     """Implements the agent's TurnStream for one Telegram chat.
 
@@ -39,7 +49,7 @@ class StreamingReply:
         self.chat_id = chat_id
         self.buffer = ""
         self.message_id: int | None = None
-        self.shown = ""
+        self.shown = ""  # what the preview message shows, trimmed as Telegram trims it
         self._changed = asyncio.Event()
         self._closing = False
         self._next_show = time.monotonic() + EDIT_INTERVAL
@@ -75,7 +85,8 @@ class StreamingReply:
             self._changed.clear()
 
     async def _show(self, text: str) -> None:
-        if not text.strip() or text == self.shown:
+        text = text.strip()
+        if not text or text == self.shown:
             return
         bot = self.delivery.bot
         try:
@@ -113,6 +124,7 @@ class StreamingReply:
             return
         if not chunks:
             return
-        await self.delivery.edit_chunk(self.chat_id, self.message_id, chunks[0])
+        if not shows_as(chunks[0], self.shown):
+            await self.delivery.edit_chunk(self.chat_id, self.message_id, chunks[0])
         for chunk in chunks[1:]:
             await self.delivery.send_chunk(self.chat_id, chunk)
