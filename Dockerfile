@@ -6,7 +6,7 @@ COPY pyproject.toml README.md ./
 COPY augure ./augure
 COPY memory ./memory
 COPY skills ./skills
-RUN pip install --no-cache-dir . \
+RUN pip install --no-cache-dir '.[all]' \
     && useradd --create-home --uid 1000 augure \
     && mkdir -p /data && chown augure:augure /data
 
