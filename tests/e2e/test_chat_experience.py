@@ -85,6 +85,22 @@ async def test_a_quick_answer_is_one_formatted_message_without_edits(bot: Bot) -
     assert message["raw_text"] == "Quick <b>answer</b>."
 
 
+async def test_a_quick_answer_queued_behind_a_slow_turn_is_still_one_message(bot: Bot) -> None:
+    # The second turn waits for the first (one chat's turns run in order); the preview's
+    # second is counted from its first words, not from when the message arrived.
+    bot.llm.script(text("First **answer**.", delay=1.5), text("Second **answer**."))
+    bot.telegram.inject_message(OWNER, "slow one")
+    bot.telegram.inject_message(OWNER, "quick one")
+    await bot.telegram.wait_for("sendMessage", count=2, timeout=15)
+    await bot.telegram.wait_idle(quiet=0.5)
+    assert edits(bot.telegram) == 0
+    first, second = bot.telegram.messages(OWNER)
+    assert (first["raw_text"], second["raw_text"]) == (
+        "First <b>answer</b>.",
+        "Second <b>answer</b>.",
+    )
+
+
 async def test_flood_control_while_streaming_delays_but_never_duplicates(bot: Bot) -> None:
     bot.telegram.plan_error("editMessageText", 429, retry_after=1)
     answer = " ".join(f"token{n}" for n in range(400))

@@ -39,9 +39,11 @@ def shows_as(chunk: Chunk, shown: str) -> bool:
 class StreamingReply:
     """Implements the agent's TurnStream for one Telegram chat.
 
-    The first preview waits EDIT_INTERVAL, so a quick answer is one formatted message and
-    never a preview plus an edit. The preview is plain text (half-written Markdown does not
-    parse); `finish` replaces it with the formatted first part and sends the other parts.
+    The first preview waits EDIT_INTERVAL from the first words (not from the message's
+    arrival: a turn may queue behind another, or the model think before writing), so a quick
+    answer is one formatted message and never a preview plus an edit. The preview is plain
+    text (half-written Markdown does not parse); `finish` replaces it with the formatted
+    first part and sends the other parts.
     """
 
     def __init__(self, delivery: Delivery, chat_id: int) -> None:
@@ -52,13 +54,14 @@ class StreamingReply:
         self.shown = ""  # what the preview message shows, trimmed as Telegram trims it
         self._changed = asyncio.Event()
         self._closing = False
-        self._next_show = time.monotonic() + EDIT_INTERVAL
+        self._next_show = 0.0
         self._task: asyncio.Task[None] | None = None
 
     async def text(self, delta: str) -> None:
         self.buffer += delta
         self._changed.set()
         if self._task is None:
+            self._next_show = time.monotonic() + EDIT_INTERVAL
             self._task = asyncio.create_task(self._show_loop())
 
     async def restart(self) -> None:
