@@ -85,17 +85,23 @@ SUMMARY_PROMPT = (
 )
 
 
+# Tokens a provider adds to every message for its role and separators (OpenAI documents 3).
+# Without them a long chat of short messages was estimated at a fraction of its real size and
+# never compacted, so every request carried, and every turn re-sent, the whole of it.
+MESSAGE_TOKENS = 3
+
+
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """About 4 characters a token. Runs every turn over the whole history, so plain strings
-    are measured directly rather than JSON-encoded."""
-    total = 0
+    """About 4 characters a token, plus each message's framing. Runs every turn over the
+    whole history, so plain strings are measured directly rather than JSON-encoded."""
+    chars = 0
     for message in messages:
         content = message.get("content")
-        total += len(content) if isinstance(content, str) else len(json.dumps(content or ""))
+        chars += len(content) if isinstance(content, str) else len(json.dumps(content or ""))
         calls = message.get("tool_calls")
         if calls:
-            total += len(json.dumps(calls))
-    return total // 4
+            chars += len(json.dumps(calls))
+    return chars // 4 + len(messages) * MESSAGE_TOKENS
 
 
 def shorten_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
