@@ -80,3 +80,16 @@ async def test_the_bot_starts_no_scheduler_of_python_telegram_bot(bot: Bot) -> N
     assert bot.channel is not None
     with pytest.warns(PTBUserWarning, match="No `JobQueue` set up"):
         assert bot.channel.application.job_queue is None
+
+
+async def test_a_quick_answer_is_one_bot_api_call_and_a_slow_one_shows_typing(bot: Bot) -> None:
+    bot.llm.script(text("Quick."), text("Slow.", delay=1.5))
+    bot.telegram.inject_message(OWNER, "quick?")
+    await delivered(bot.telegram, "Quick.")
+    await bot.telegram.wait_idle(quiet=0.5)
+    quick = [c.method for c in bot.telegram.calls if c.method != "getUpdates"]
+    assert quick.count("sendChatAction") == 0 and quick.count("sendMessage") == 1
+    bot.telegram.inject_message(OWNER, "slow?")
+    await delivered(bot.telegram, "Slow.")
+    typing = bot.telegram.sent("sendChatAction")
+    assert [c.params["action"] for c in typing] == ["typing"]
