@@ -31,6 +31,9 @@ def environment(
     home: Path, telegram: FakeTelegram, llm: FakeOpenAI, users: Iterable[int] = ()
 ) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("AUGURE", "OPENAI"))}
+    # A user's install has its bytecode compiled (pip does it); without the cache every
+    # start would compile all of Augure again (~75 ms), which no user pays.
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
     env = base | bot_environment(home, telegram, llm)
     if users:
         env["AUGURE_ALLOWED_USERS"] = ",".join(str(u) for u in users)
