@@ -37,3 +37,20 @@ def test_the_recent_part_kept_whole_fits_the_budget_with_its_framing() -> None:
     older, recent = split_for_summary(messages, 500)
     assert older and recent[0]["role"] == "user"
     assert estimate_tokens(recent) <= 500 < estimate_tokens(messages[len(older) - 2 :])
+
+
+def test_the_split_keeps_the_most_turns_that_fit() -> None:
+    messages = chat(300)
+    call = {"id": "c", "type": "function", "function": {"name": "x", "arguments": "{}"}}
+    messages[401:401] = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "result " * 50},
+    ]
+    for budget in (50, 333, 900, 10_000):
+        older, recent = split_for_summary(messages, budget)
+        assert older + recent == messages
+        assert recent[0]["role"] == "user"
+        # Starting at the owner message before (never the very first) would not fit.
+        earlier = [i for i, m in enumerate(older) if m["role"] == "user" and i > 0]
+        if estimate_tokens(recent) <= budget and earlier:
+            assert budget < estimate_tokens(messages[earlier[-1] :])
