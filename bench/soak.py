@@ -3,7 +3,8 @@
 Run: `python -m bench.soak` from the repository root, after `pip install -e '.[dev]'`.
 One chat sends TURNS messages one after another to a real `augure run` (instant model,
 default `[agent] history_tokens`, so compaction happens as it would). Prints the median turn
-latency (message injected → answer delivered) of the first and the last WINDOW turns, the
+latency (message injected → answer delivered) of the first and the last WINDOW turns and the
+slowest turn, the
 whole process tree's RSS after the first and the last window, and how many times the history
 was summarised.
 """
@@ -63,6 +64,7 @@ async def soak(home: Path) -> dict[str, tuple[float, str]]:
             statistics.median(last) * 1000,
             "ms",
         ),
+        "slowest turn (a compacting turn: summary call included)": (max(latencies) * 1000, "ms"),
         f"RSS of the process tree after {WINDOW} turns": (rss[0], "MB"),
         f"RSS of the process tree after {TURNS} turns": (rss[-1], "MB"),
         "RSS growth, first to last window": (rss[-1] - rss[0], "MB"),
