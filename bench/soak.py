@@ -3,10 +3,9 @@
 Run: `python -m bench.soak` from the repository root, after `pip install -e '.[dev]'`.
 One chat sends TURNS messages one after another to a real `augure run` (instant model,
 default `[agent] history_tokens`, so compaction happens as it would). Prints the median turn
-latency (message injected → answer delivered) of the first and the last WINDOW turns and the
-slowest turn, the
-whole process tree's RSS after the first and the last window, and how many times the history
-was summarised.
+latency (message injected → answer delivered) of the first and the last WINDOW turns, the
+slowest turn, the whole process tree's RSS after the first and the last window, and how many
+times the history was summarised.
 """
 
 from __future__ import annotations
