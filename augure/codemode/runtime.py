@@ -22,8 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from augure.tools.extras import install_hint
-
 if TYPE_CHECKING:  # imported where used, on the first snippet: most bots never run one
     import pydantic_monty as monty
 
@@ -165,7 +163,8 @@ class _Runner:
         try:
             import pydantic_monty as monty
         except ImportError:  # the `code` extra is not installed
-            self.outcome.error = f"code mode needs pydantic-monty: {install_hint('code')}"
+            # The same words as tools/extras.py, which sits above this module.
+            self.outcome.error = "code mode needs pydantic-monty: run pip install 'augure[code]'"
             return self.outcome
         try:
             self._drive()
