@@ -4,8 +4,8 @@ Run: `python -m bench.soak` from the repository root, after `pip install -e '.[d
 One chat sends TURNS messages one after another to a real `augure run` (instant model,
 default `[agent] history_tokens`, so compaction happens as it would). Prints the median turn
 latency (message injected → answer delivered) of the first and the last WINDOW turns, the
-slowest turn, the whole process tree's RSS after the first and the last window, and how many
-times the history was summarised.
+first turn and the slowest later one, the whole process tree's RSS after the first and the
+last window, and how many times the history was summarised.
 """
 
 from __future__ import annotations
@@ -63,7 +63,12 @@ async def soak(home: Path) -> dict[str, tuple[float, str]]:
             statistics.median(last) * 1000,
             "ms",
         ),
-        "slowest turn (a compacting turn: summary call included)": (max(latencies) * 1000, "ms"),
+        # The first turn may wait for the openai SDK's import (right after start-up).
+        "first turn": (latencies[0] * 1000, "ms"),
+        "slowest later turn (compacting turns include a summary call)": (
+            max(latencies[1:]) * 1000,
+            "ms",
+        ),
         f"RSS of the process tree after {WINDOW} turns": (rss[0], "MB"),
         f"RSS of the process tree after {TURNS} turns": (rss[-1], "MB"),
         "RSS growth, first to last window": (rss[-1] - rss[0], "MB"),
