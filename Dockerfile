@@ -16,7 +16,7 @@ COPY pyproject.toml README.md ./
 COPY augure ./augure
 COPY memory ./memory
 COPY skills ./skills
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir '.[all]'
 
 RUN useradd --create-home --uid 1000 --user-group augure \
     && mkdir -p /data \

@@ -24,6 +24,7 @@ from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
 from augure.tools.execute_code import execute_code
 from augure.tools.executor import Executor
+from augure.tools.extras import available
 from augure.tools.files import files
 from augure.tools.github import github
 from augure.tools.http import http_tool
@@ -60,11 +61,14 @@ def builtin_tools() -> list[Tool]:
 def build_registry(config: Config, extra: Sequence[Tool] = ()) -> ToolRegistry:
     registry = ToolRegistry()
     code = [execute_code] if config.code_mode.enabled else []
+    listed: dict[str, Tool] = {}
     for tool in [*builtin_tools(), *code, *extra]:
-        if registry.get(tool.name) is tool:
+        if listed.get(tool.name) is tool:
             continue  # the same tool named twice (a deployment listing a built-in)
+        listed[tool.name] = tool
         if enabled(tool.name, config):
-            registry.register(tool)
+            # A tool whose optional library is absent says which extra to install.
+            registry.register(available(tool))
     return registry
 
 

@@ -12,51 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import psutil
-
-from tests.e2e.conftest import OWNER, bot_environment
+from bench.common import environment, quantile, spawn, stop, tree_rss_mb
+from tests.e2e.conftest import OWNER
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
 
 TURNS = 100
 STARTS = 5
-# The bot's interpreter. The default is this one (a dev install: the openai SDK then also
-# loads aiohttp, a test dependency, ~7 MB); point it at a plain `pip install .` venv to
-# measure what a user runs.
-BOT_PYTHON = os.environ.get("AUGURE_BENCH_PYTHON", sys.executable)
-
-
-def _environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("AUGURE", "OPENAI"))}
-    return base | bot_environment(home, telegram, llm)
-
-
-async def _spawn(env: dict[str, str], *command: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        BOT_PYTHON,
-        "-m",
-        *(command or ("augure", "run")),
-        env=env,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    process.terminate()
-    await asyncio.wait_for(process.wait(), 15)
-
-
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def startup(home: Path) -> list[float]:
@@ -65,10 +32,10 @@ async def startup(home: Path) -> list[float]:
     for _ in range(STARTS):
         async with FakeTelegram() as telegram, FakeOpenAI() as llm:
             began = time.monotonic()
-            process = await _spawn(_environment(home, telegram, llm))
+            process = await spawn(environment(home, telegram, llm))
             first_poll = await telegram.wait_polling(timeout=20)
             times.append(first_poll - began)
-            await _stop(process)
+            await stop(process)
     return times
 
 
@@ -86,19 +53,19 @@ async def _timed_turns(telegram: FakeTelegram) -> list[float]:
 async def floor(home: Path) -> list[float]:
     """The same timing for a bare PTB echo bot: what the fake and loopback cost alone."""
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
-        process = await _spawn(_environment(home, telegram, llm), "bench.echo_bot")
+        process = await spawn(environment(home, telegram, llm), "bench.echo_bot")
         await telegram.wait_polling(timeout=20)
         telegram.inject_message(OWNER, "warm up")
         await telegram.wait_for("sendMessage", timeout=20)
         latencies = await _timed_turns(telegram)
-        await _stop(process)
+        await stop(process)
     return latencies
 
 
 async def turns(home: Path) -> dict[str, float | int | str]:
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         llm.responder = lambda request: text("ok")
-        process = await _spawn(_environment(home, telegram, llm))
+        process = await spawn(environment(home, telegram, llm))
         await telegram.wait_polling(timeout=20)
         await telegram.wait_for("setMyCommands", timeout=20)
 
@@ -118,16 +85,16 @@ async def turns(home: Path) -> dict[str, float | int | str]:
 
         await telegram.wait_idle(quiet=1.0)
         await asyncio.sleep(2.0)  # let the process settle before reading its memory
-        rss = psutil.Process(process.pid).memory_info().rss
-        await _stop(process)
+        rss = tree_rss_mb(process.pid)
+        await stop(process)
 
     system = first_request["messages"][0]["content"]
     schemas = json.dumps(first_request.get("tools", []))
     whole = json.dumps(first_request)
     return {
         "turn_p50_ms": statistics.median(latencies) * 1000,
-        "turn_p95_ms": _quantile(latencies, 0.95) * 1000,
-        "idle_rss_mb": rss / 1024 / 1024,
+        "turn_p95_ms": quantile(latencies, 0.95) * 1000,
+        "idle_rss_mb": rss,
         "bot_api_calls_per_turn": ", ".join(sorted(per_turn)),
         "first_request_chars": len(whole),
         "first_request_tokens_est": len(whole) // 4,
@@ -155,7 +122,7 @@ async def main() -> None:
         f"; Augure's own share of p50: "
         f"{figures['turn_p50_ms'] - statistics.median(echo) * 1000:.2f} ms"
     )
-    print(f"idle RSS after {TURNS + 2} turns: {figures['idle_rss_mb']:.1f} MB")
+    print(f"idle RSS of the process tree after {TURNS + 2} turns: {figures['idle_rss_mb']:.1f} MB")
     print(f"Bot API calls for a simple turn: {figures['bot_api_calls_per_turn']}")
     print(
         f"first model request: {figures['first_request_chars']} chars "

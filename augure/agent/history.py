@@ -85,17 +85,23 @@ SUMMARY_PROMPT = (
 )
 
 
+# Tokens a provider adds to every message for its role and separators (OpenAI documents 3).
+# Without them a long chat of short messages was estimated at a fraction of its real size and
+# never compacted, so every request carried, and every turn re-sent, the whole of it.
+MESSAGE_TOKENS = 3
+
+
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """About 4 characters a token. Runs every turn over the whole history, so plain strings
-    are measured directly rather than JSON-encoded."""
-    total = 0
-    for message in messages:
-        content = message.get("content")
-        total += len(content) if isinstance(content, str) else len(json.dumps(content or ""))
-        calls = message.get("tool_calls")
-        if calls:
-            total += len(json.dumps(calls))
-    return total // 4
+    """About 4 characters a token, plus each message's framing. Runs every turn over the
+    whole history, so plain strings are measured directly rather than JSON-encoded."""
+    return sum(map(_chars, messages)) // 4 + len(messages) * MESSAGE_TOKENS
+
+
+def _chars(message: dict[str, Any]) -> int:
+    content = message.get("content")
+    chars = len(content) if isinstance(content, str) else len(json.dumps(content or ""))
+    calls = message.get("tool_calls")
+    return chars + len(json.dumps(calls)) if calls else chars
 
 
 def shorten_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -120,8 +126,14 @@ def split_for_summary(
     """(older, recent): recent starts at an owner message, so no tool call is ever separated
     from its result, and holds as many whole turns as fit in `keep_tokens`."""
     starts = [i for i, m in enumerate(messages) if m["role"] == "user" and i > 0]
+    # One pass from the end (estimating each candidate tail afresh was quadratic: a third of
+    # a second for a 4,000-message history, on the turn that compacts it).
+    tail_chars = [0] * (len(messages) + 1)
+    for index in range(len(messages) - 1, -1, -1):
+        tail_chars[index] = tail_chars[index + 1] + _chars(messages[index])
     for start in starts:
-        if estimate_tokens(messages[start:]) <= keep_tokens:
+        tail = tail_chars[start] // 4 + (len(messages) - start) * MESSAGE_TOKENS
+        if tail <= keep_tokens:
             return messages[:start], messages[start:]
     last = starts[-1] if starts else len(messages)
     return messages[:last], messages[last:]

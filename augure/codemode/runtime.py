@@ -20,9 +20,10 @@ import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pydantic_monty as monty
+if TYPE_CHECKING:  # imported where used, on the first snippet: most bots never run one
+    import pydantic_monty as monty
 
 MODULE = "api"
 # Monty cannot define exception subclasses; a host failure arrives as this built-in type,
@@ -160,6 +161,12 @@ class _Runner:
 
     def drive(self) -> Outcome:
         try:
+            import pydantic_monty as monty
+        except ImportError:  # the `code` extra is not installed
+            # The same words as tools/extras.py, which sits above this module.
+            self.outcome.error = "code mode needs pydantic-monty: run pip install 'augure[code]'"
+            return self.outcome
+        try:
             self._drive()
         except monty.MontyError as exc:
             self._fail(exc)
@@ -174,6 +181,8 @@ class _Runner:
         return self.outcome
 
     def _drive(self) -> None:
+        import pydantic_monty as monty
+
         limits = self.limits
         module = monty.ExternalModule({name: _never_called for name in self.functions})
         pool = monty.Monty(
@@ -205,6 +214,8 @@ class _Runner:
             self.outcome.value = _text(snapshot.output)
 
     def _answer(self, snapshot: monty.SyncSnapshot) -> monty.SyncSnapshot:
+        import pydantic_monty as monty
+
         if isinstance(snapshot, monty.NameLookupSnapshot):
             return snapshot.resume()  # no value: NameError, as in Python
         if isinstance(snapshot, monty.FutureSnapshot):
@@ -272,6 +283,8 @@ class _Runner:
         self.outcome.printed_dropped += max(0, len(text) - max(room, 0))
 
     def _fail(self, exc: monty.MontyError) -> None:
+        import pydantic_monty as monty
+
         outcome = self.outcome
         over_time = (
             f"TimeoutError: the code ran over code_mode.timeout_seconds "

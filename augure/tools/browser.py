@@ -19,11 +19,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-# Only the error classes at import time: the full Playwright API costs ~60 ms of start-up and
-# memory that a bot which never browses should not pay.
-from playwright._impl._errors import Error as PlaywrightError
-from playwright._impl._errors import TimeoutError as PlaywrightTimeout
 from pydantic import Field, ValidationError
+
+# Only the error classes at import time (0.5 ms): the full Playwright API costs ~60 ms of
+# start-up and memory that a bot which never browses should not pay. Without the `browser`
+# extra the tool is listed as not installed (tools/extras.py) and never reaches these.
+try:
+    from playwright._impl._errors import Error as PlaywrightError
+    from playwright._impl._errors import TimeoutError as PlaywrightTimeout
+except ImportError:
+
+    class PlaywrightError(Exception):  # type: ignore[no-redef]
+        pass
+
+    class PlaywrightTimeout(PlaywrightError):  # type: ignore[no-redef]
+        pass
+
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import imaplib
 import os
 import re
 import smtplib
@@ -19,16 +20,19 @@ from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesHeaderParser, BytesParser
 from email.utils import formataddr, formatdate, getaddresses, make_msgid, parsedate_to_datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import html2text
-from imapclient import IMAPClient
-from imapclient.exceptions import IMAPClientError, LoginError
-from imapclient.imapclient import SENT
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from augure.config import Config
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+
+if TYPE_CHECKING:
+    from imapclient import IMAPClient
+
+# imapclient (the `email` extra) is imported on first use; its base error is imaplib's, so
+# catching it needs no import of the library.
+IMAPClientError = imaplib.IMAP4.error
 
 NOT_CONFIGURED = "set [tools.email] imap_host, smtp_host and EMAIL_USERNAME/EMAIL_PASSWORD"
 BODY_LIMIT = 20_000
@@ -221,6 +225,8 @@ async def email_tool(
 
 @contextlib.contextmanager
 def _imap(settings: EmailConfig) -> Iterator[IMAPClient]:
+    from imapclient import IMAPClient
+
     security = settings.imap_security
     context = ssl.create_default_context()
     client = IMAPClient(
@@ -242,6 +248,8 @@ def _imap(settings: EmailConfig) -> Iterator[IMAPClient]:
 
 
 def _imap_failure(settings: EmailConfig, exc: Exception) -> ToolResult:
+    from imapclient.exceptions import LoginError
+
     where = f"{settings.imap_host}:{settings.imap_port_or_default}"
     if isinstance(exc, LoginError):
         return ToolResult.error(
@@ -324,10 +332,9 @@ def _body_text(message: EmailMessage) -> str:
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
     text = str(content)
     if part.get_content_type() == "text/html":
-        converter = html2text.HTML2Text()
-        converter.body_width = 0
-        converter.ignore_images = True
-        text = converter.handle(text)
+        from markdownify import markdownify
+
+        text = markdownify(text, strip=["img"], heading_style="ATX")
     return text.strip()
 
 
@@ -413,6 +420,8 @@ def _smtp(settings: EmailConfig) -> Iterator[smtplib.SMTP]:
 
 def _save_sent(settings: EmailConfig, message: EmailMessage) -> str:
     """Keep a copy in Sent; the mail is already gone, so a failure here is only reported."""
+    from imapclient.imapclient import SENT
+
     data = message.as_bytes(policy=policy.SMTP)  # IMAP wants CRLF line ends
     try:
         with _imap(settings) as client:

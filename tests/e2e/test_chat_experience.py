@@ -85,6 +85,22 @@ async def test_a_quick_answer_is_one_formatted_message_without_edits(bot: Bot) -
     assert message["raw_text"] == "Quick <b>answer</b>."
 
 
+async def test_a_quick_answer_queued_behind_a_slow_turn_is_still_one_message(bot: Bot) -> None:
+    # The second turn waits for the first (one chat's turns run in order); the preview's
+    # second is counted from its first words, not from when the message arrived.
+    bot.llm.script(text("First **answer**.", delay=1.5), text("Second **answer**."))
+    bot.telegram.inject_message(OWNER, "slow one")
+    bot.telegram.inject_message(OWNER, "quick one")
+    await bot.telegram.wait_for("sendMessage", count=2, timeout=15)
+    await bot.telegram.wait_idle(quiet=0.5)
+    assert edits(bot.telegram) == 0
+    first, second = bot.telegram.messages(OWNER)
+    assert (first["raw_text"], second["raw_text"]) == (
+        "First <b>answer</b>.",
+        "Second <b>answer</b>.",
+    )
+
+
 async def test_flood_control_while_streaming_delays_but_never_duplicates(bot: Bot) -> None:
     bot.telegram.plan_error("editMessageText", 429, retry_after=1)
     answer = " ".join(f"token{n}" for n in range(400))
@@ -115,6 +131,37 @@ async def test_an_answer_crossing_4096_characters_mid_stream(bot: Bot) -> None:
     assert first["parse_mode"] == second["parse_mode"] == "HTML"
     delivered = first["text"] + "\n\n" + second["text"]
     assert delivered == answer
+
+
+def not_modified(telegram: FakeTelegram) -> int:
+    return sum(
+        1
+        for call in telegram.calls
+        if "message is not modified" in str(call.response.get("description", ""))
+    )
+
+
+async def test_a_streamed_conversation_never_edits_a_message_to_what_it_shows(bot: Bot) -> None:
+    # The whole answer is shown by the first preview, then the stream stays open: the final
+    # formatted text is the same as the preview, so no edit is due.
+    bot.llm.script(text("Plain words, nothing to format.", chunk_size=100, chunk_delay=0.8))
+    bot.telegram.inject_message(OWNER, "first")
+    await bot.telegram.wait_for("sendMessage", timeout=15)
+    await bot.telegram.wait_idle(quiet=1.0)
+    # A preview that only grew by blank lines looks the same in Telegram, which trims them.
+    answer = "Plain words only." + "\n" * 17 + "More words here.."
+    bot.llm.script(text(answer, chunk_size=17, chunk_delay=1.2))
+    bot.telegram.inject_message(OWNER, "second")
+    await bot.telegram.wait_for("sendMessage", count=2, timeout=20)
+    await bot.telegram.wait_for(
+        lambda c: c.method == "editMessageText" and c.params.get("parse_mode") == "HTML",
+        timeout=20,
+    )
+    await bot.telegram.wait_idle(quiet=1.0)
+    first, second = bot.telegram.messages(OWNER)
+    assert first["text"] == "Plain words, nothing to format."
+    assert second["text"] == "Plain words only.\n\nMore words here.."
+    assert not_modified(bot.telegram) == 0
 
 
 async def test_a_photo_reaches_the_model_as_an_image_this_turn_only(bot: Bot) -> None:

@@ -115,6 +115,9 @@ class TelegramChannel:
             # so updates must not be processed one at a time. Per-chat order is kept by the
             # agent's per-chat lock.
             .concurrent_updates(True)
+            # PTB builds its own APScheduler JobQueue whenever APScheduler is installed (it is
+            # ours): jobs run on Augure's scheduler, so no second one is started beside it.
+            .job_queue(None)
             .build()
         )
         self.delivery = Delivery(self.application.bot)

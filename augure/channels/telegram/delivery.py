@@ -23,6 +23,9 @@ T = TypeVar("T")
 
 MAX_RETRIES = 5
 TYPING_REFRESH_SECONDS = 4.5  # Telegram shows "typing" for about 5 s per call
+# An answer ready sooner needs no indicator: it would cost a Bot API call (and Telegram's
+# rate limit counts it) for a status nobody sees before the answer replaces it.
+TYPING_DELAY_SECONDS = 0.5
 
 
 def _seconds(retry_after: int | dt.timedelta) -> float:
@@ -90,9 +93,10 @@ class Delivery:
 
     @contextlib.asynccontextmanager
     async def typing(self, chat_id: int) -> AsyncIterator[None]:
-        """Show "typing…" for as long as the block runs."""
+        """Show "typing…" while the block runs, once it has run TYPING_DELAY_SECONDS."""
 
         async def keep_typing() -> None:
+            await asyncio.sleep(TYPING_DELAY_SECONDS)
             while True:
                 with contextlib.suppress(Exception):  # a lost indicator is harmless
                     await self.bot.send_chat_action(chat_id, ChatAction.TYPING)

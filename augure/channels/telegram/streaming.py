@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 
 from augure.channels.telegram.delivery import Delivery
-from augure.channels.telegram.render import render_chunks, utf16_len
+from augure.channels.telegram.render import Chunk, render_chunks, utf16_len
 
 log = logging.getLogger(__name__)
 
@@ -27,12 +28,23 @@ def preview_text(text: str) -> str:
     return cut + "…"
 
 
+def shows_as(chunk: Chunk, shown: str) -> bool:
+    """Whether a formatted part would look exactly like the plain preview `shown`.
+
+    Telegram refuses an edit to the same text and entities ("message is not modified");
+    markup-free HTML has no entities, and Telegram trims the text either way.
+    """
+    return "<" not in chunk.html and html.unescape(chunk.html).strip() == shown
+
+
 class StreamingReply:
     """Implements the agent's TurnStream for one Telegram chat.
 
-    The first preview waits EDIT_INTERVAL, so a quick answer is one formatted message and
-    never a preview plus an edit. The preview is plain text (half-written Markdown does not
-    parse); `finish` replaces it with the formatted first part and sends the other parts.
+    The first preview waits EDIT_INTERVAL from the first words (not from the message's
+    arrival: a turn may queue behind another, or the model think before writing), so a quick
+    answer is one formatted message and never a preview plus an edit. The preview is plain
+    text (half-written Markdown does not parse); `finish` replaces it with the formatted
+    first part and sends the other parts.
     """
 
     def __init__(
@@ -48,16 +60,17 @@ class StreamingReply:
         self.on_shown = on_shown
         self.buffer = ""
         self.message_id = message_id
-        self.shown = ""
+        self.shown = ""  # what the preview message shows, trimmed as Telegram trims it
         self._changed = asyncio.Event()
         self._closing = False
-        self._next_show = time.monotonic() + EDIT_INTERVAL
+        self._next_show = 0.0
         self._task: asyncio.Task[None] | None = None
 
     async def text(self, delta: str) -> None:
         self.buffer += delta
         self._changed.set()
         if self._task is None:
+            self._next_show = time.monotonic() + EDIT_INTERVAL
             self._task = asyncio.create_task(self._show_loop())
 
     async def restart(self) -> None:
@@ -84,7 +97,8 @@ class StreamingReply:
             self._changed.clear()
 
     async def _show(self, text: str) -> None:
-        if not text.strip() or text == self.shown:
+        text = text.strip()
+        if not text or text == self.shown:
             return
         bot = self.delivery.bot
         try:
@@ -124,6 +138,7 @@ class StreamingReply:
             return
         if not chunks:
             return
-        await self.delivery.edit_chunk(self.chat_id, self.message_id, chunks[0])
+        if not shows_as(chunks[0], self.shown):
+            await self.delivery.edit_chunk(self.chat_id, self.message_id, chunks[0])
         for chunk in chunks[1:]:
             await self.delivery.send_chunk(self.chat_id, chunk)

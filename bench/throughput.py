@@ -1,0 +1,125 @@
+"""Throughput of a real `augure run`: many chats at once, an instant model, every answer counted.
+
+Run: `python -m bench.throughput` from the repository root, after `pip install -e '.[dev]'`.
+1. CHATS owners' chats each send PER_CHAT messages at once; the model answers instantly.
+   Prints messages per second from the first message to the last answer delivered, and how
+   many answers arrived (all of them, or the bench fails).
+2. The same chats get STREAMED answers that take about two seconds each, so previews are
+   shown and then finalised. Prints the edits made and how many Telegram refused as "message
+   is not modified" (an edit to the text already shown: should be zero).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import environment, not_modified, report, spawn, stop
+from tests.fakes.openai import FakeOpenAI, Reply, text
+from tests.fakes.telegram import FakeTelegram
+
+CHATS = 20
+PER_CHAT = 20
+STREAMED_PER_CHAT = 5
+USERS = [5000 + n for n in range(CHATS)]
+ANSWER = "ok"
+STREAMED = " ".join(f"word{n}" for n in range(60))  # ~2 s at 12 characters per 0.1 s
+
+
+FAILED = "Something went wrong"  # the bot's answer when a turn raised
+
+
+def answered(telegram: FakeTelegram, reply: str) -> int:
+    """Answers as the owners see them now: a preview later finalised counts once."""
+    return sum(
+        1 for user in USERS for message in telegram.messages(user) if message["text"] == reply
+    )
+
+
+def failed(telegram: FakeTelegram) -> int:
+    return sum(
+        1
+        for user in USERS
+        for message in telegram.messages(user)
+        if message["text"].startswith(FAILED)
+    )
+
+
+async def wait_answers(telegram: FakeTelegram, reply: str, count: int, timeout: float) -> None:
+    """Until `count` answers (or failed turns: no answer will follow them) have arrived."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if answered(telegram, reply) + failed(telegram) >= count:
+            return
+        await asyncio.sleep(0.005)
+
+
+async def instant(home: Path) -> tuple[float, int, int]:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        llm.responder = lambda request: text(ANSWER)
+        process = await spawn(environment(home, telegram, llm, USERS))
+        await telegram.wait_polling(timeout=20)
+        for user in USERS:  # warm up: first turn of each chat (conversation rows, caches)
+            telegram.inject_message(user, "hello")
+        await wait_answers(telegram, ANSWER, CHATS, timeout=60)
+        await telegram.wait_idle(quiet=0.5, timeout=60)
+        before = answered(telegram, ANSWER)
+        started = time.monotonic()
+        for index in range(PER_CHAT):
+            for user in USERS:
+                telegram.inject_message(user, f"message {index}")
+        total = CHATS * PER_CHAT
+        await wait_answers(telegram, ANSWER, before + total, timeout=120)
+        elapsed = time.monotonic() - started
+        delivered = answered(telegram, ANSWER) - before
+        errors = failed(telegram)
+        await stop(process)
+    return total / elapsed, delivered, errors
+
+
+async def streamed(home: Path) -> tuple[int, int, int]:
+    def reply(request: dict[str, Any]) -> Reply:
+        return text(STREAMED, chunk_size=12, chunk_delay=0.1)
+
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        llm.responder = reply
+        process = await spawn(environment(home, telegram, llm, USERS))
+        await telegram.wait_polling(timeout=20)
+        for index in range(STREAMED_PER_CHAT):
+            for user in USERS:
+                telegram.inject_message(user, f"tell me more {index}")
+        await wait_answers(telegram, STREAMED, CHATS * STREAMED_PER_CHAT, timeout=180)
+        await telegram.wait_idle(quiet=1.0, timeout=30)
+        edits = len(telegram.sent("editMessageText"))
+        refused = not_modified(telegram)
+        finals = answered(telegram, STREAMED)
+        await stop(process)
+    return edits, refused, finals
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        rate, delivered, errors = await instant(Path(directory) / "instant")
+        edits, refused, finals = await streamed(Path(directory) / "streamed")
+    total = CHATS * PER_CHAT
+    print(f"{CHATS} chats x {PER_CHAT} messages, instant model; then {STREAMED_PER_CHAT} streamed")
+    report(
+        "throughput",
+        {
+            "messages per second": (rate, "msg/s"),
+            f"answers delivered of {total}": (delivered, ""),
+            "turns that failed ('Something went wrong')": (errors, ""),
+            f"streamed answers finalised of {CHATS * STREAMED_PER_CHAT}": (finals, ""),
+            "edits made while streaming": (edits, ""),
+            "edits refused as 'message is not modified'": (refused, ""),
+        },
+    )
+    if delivered != total:
+        raise SystemExit(f"only {delivered} of {total} answers were delivered")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,95 @@
+"""A lean process: optional libraries load on first use, are extras, and no second scheduler."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from telegram.warnings import PTBUserWarning
+
+from augure.codemode import runtime
+from tests.e2e.conftest import OWNER, Bot
+from tests.e2e.helpers import delivered, tool_results
+from tests.fakes.openai import FakeOpenAI, ToolCall, text, tools
+from tests.fakes.telegram import FakeTelegram
+
+# The libraries each extra brings (pyproject.toml), by their top-level module.
+OPTIONAL = ("playwright", "github", "imapclient", "markdownify", "tavily", "pydantic_monty")
+
+
+def test_starting_the_bot_imports_no_optional_library() -> None:
+    # What `augure run` imports before its first getUpdates, in a fresh interpreter.
+    probe = (
+        "import sys, augure.cli, augure.app, augure.channels.telegram.bot; "
+        "print(__import__('json').dumps(sorted(sys.modules)))"
+    )
+    loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    heavy = [m for m in loaded if m.split(".")[0] in OPTIONAL]
+    # Only Playwright's two error classes (its `_impl._errors` module) are allowed up front.
+    assert set(heavy) <= {"playwright", "playwright._impl", "playwright._impl._errors"}, heavy
+
+
+async def test_a_tool_without_its_extra_is_listed_with_the_command_and_refuses_calls(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A None entry in sys.modules is how Python itself marks a module as not importable.
+    for module in ("playwright", "imapclient"):
+        monkeypatch.setitem(sys.modules, module, None)
+    llm.script(
+        tools(ToolCall("browser", {"action": "open", "url": "https://example.com/"})),
+        tools(ToolCall("email", {"action": "list"})),
+        text("Done."),
+    )
+    bot = await Bot(tmp_path / "home", telegram, llm, monkeypatch).start()
+    try:
+        telegram.inject_message(OWNER, "browse, then check my mail")
+        await delivered(telegram, "Done.")
+    finally:
+        await bot.stop()
+    schemas = {s["function"]["name"]: s["function"] for s in llm.requests[0]["tools"]}
+    assert schemas["email"]["description"].endswith(
+        "[NOT CONFIGURED] run pip install 'augure[email]'"
+    )
+    assert "action" in schemas["email"]["parameters"]["properties"]  # still fully described
+    (browsed,) = tool_results(llm, 1)
+    assert "Error: browser is not installed: run pip install 'augure[browser]'" in browsed
+    mailed = tool_results(llm, 2)[-1]
+    assert "Error: email is not installed: run pip install 'augure[email]'" in mailed
+
+
+async def test_a_snippet_without_the_code_extra_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)
+    outcome = await runtime.run("1 + 1", {}, runtime.Limits(timeout_seconds=5, max_calls=1))
+    assert outcome.error == "code mode needs pydantic-monty: run pip install 'augure[code]'"
+
+
+async def test_the_bot_starts_no_scheduler_of_python_telegram_bot(bot: Bot) -> None:
+    # Jobs run on Augure's own scheduler; PTB would otherwise start an APScheduler of its own.
+    assert bot.channel is not None
+    with pytest.warns(PTBUserWarning, match="No `JobQueue` set up"):
+        assert bot.channel.application.job_queue is None
+
+
+async def test_a_quick_answer_is_one_bot_api_call_and_a_slow_one_shows_typing(bot: Bot) -> None:
+    bot.llm.script(text("Quick."), text("Slow.", delay=1.5))
+    bot.telegram.inject_message(OWNER, "quick?")
+    await delivered(bot.telegram, "Quick.")
+    await bot.telegram.wait_idle(quiet=0.5)
+    quick = [c.method for c in bot.telegram.calls if c.method != "getUpdates"]
+    assert quick.count("sendChatAction") == 0 and quick.count("sendMessage") == 1
+    bot.telegram.inject_message(OWNER, "slow?")
+    await delivered(bot.telegram, "Slow.")
+    typing = bot.telegram.sent("sendChatAction")
+    assert [c.params["action"] for c in typing] == ["typing"]
