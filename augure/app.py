@@ -103,9 +103,14 @@ class Core:
         audit = Audit(store)
         gate = ApprovalGate(audit, config.approval.timeout_seconds)
         executor = Executor(registry, audit, gate, config, redact)
-        registry.bind(executor)
         registry.set_context(
-            RunContext(config=config, memory=memory, store=store, registry=registry)
+            RunContext(
+                config=config,
+                memory=memory,
+                store=store,
+                registry=registry,
+                execute=executor.run,
+            )
         )
         if not config.approval.enabled:
             log.warning(

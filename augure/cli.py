@@ -216,7 +216,7 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
 
             core.gate.approver = ConsoleApprover(core.gate, sys.stdin, sys.stderr)
         ctx = dataclasses.replace(registry.context, origin="cli", chat_id=None)
-        result = await registry.execute(args.name, arguments, ctx)
+        result = await core.executor.run(args.name, arguments, ctx)
         print(result.output)
         return 0 if result.success else 1
     finally:

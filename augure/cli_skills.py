@@ -62,9 +62,9 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
             ctx = dataclasses.replace(core.registry.context, origin="cli", chat_id=None)
             tool = "run_skill" if action == "run" else "install_skill"
             key = "id" if action == "run" else "skill_id"
-            result = await core.registry.execute(tool, {key: args.id}, ctx)
+            result = await core.executor.run(tool, {key: args.id}, ctx)
             if action == "install" and not result.success:
-                raise UsageError(" ".join(result.output.removeprefix("Error: ").split()))
+                raise UsageError(" ".join(result.content.split()))
             print(result.output)  # a failed run's output is its report: stdout, exit 1
             return 0 if result.success else 1
         try:

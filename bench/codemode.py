@@ -64,12 +64,12 @@ async def main() -> None:
         store = await Store.open(home / "state.db")
         registry = build_registry(config, [execute_code])
         audit = Audit(store)
-        registry.bind(Executor(registry, audit, ApprovalGate(audit, 5), config, Redactor({})))
+        run = Executor(registry, audit, ApprovalGate(audit, 5), config, Redactor({})).run
         memory = MemoryStore(home / "memory")
         memory.ensure()
         memory.write("notes.md", "- a cheap file to read\n")
-        registry.set_context(RunContext(config, memory, store, registry=registry))
-        ctx = RunContext(config, memory, store, chat_id="bench", registry=registry)
+        registry.set_context(RunContext(config, memory, store, registry=registry, execute=run))
+        ctx = RunContext(config, memory, store, chat_id="bench", registry=registry, execute=run)
 
         async def answer(arguments: dict[str, Any]) -> str:
             return "ok"
@@ -82,7 +82,7 @@ async def main() -> None:
             assert outcome.ok, outcome.error
 
         async def through_executor() -> None:
-            result = await registry.execute("execute_code", {"code": SNIPPET}, ctx)
+            result = await ctx.call("execute_code", {"code": SNIPPET})
             assert result.success, result.output
 
         async def direct() -> None:
@@ -91,7 +91,7 @@ async def main() -> None:
                 ("memory_read", {}),
                 ("datetime", {"timezone": "UTC"}),
             ):
-                assert (await registry.execute(name, args, ctx)).success
+                assert (await ctx.call(name, args)).success
 
         print(f"code mode: a snippet with three tool calls, {RUNS} runs each")
         await _measure("monty runtime alone (host answers at once)", bare)

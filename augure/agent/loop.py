@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 from collections import defaultdict
 from collections.abc import Collection
@@ -23,8 +22,9 @@ from augure.store.audit import new_id
 from augure.store.db import Store, TurnUsage
 from augure.tools.base import Artifact, ToolResult
 from augure.tools.execute_code import code_mode_schema
-from augure.tools.executor import Executor, outside_sources, wrap_untrusted
+from augure.tools.executor import Executor, outside_sources
 from augure.tools.registry import ToolRegistry
+from augure.tools.result import wrap_untrusted
 
 log = logging.getLogger(__name__)
 
@@ -244,8 +244,8 @@ class Agent:
                 artifacts.extend(result.artifacts)
                 if result.prunable:
                     mistaken.add(call.id)
-                if call.name == "load_tools" and result.success:
-                    loaded |= set(json.loads(call.arguments).get("names", []))
+                if result.loaded:
+                    loaded |= result.loaded
                     schemas = self._schemas(loaded, allowed)
             await self._remember(
                 conversation,

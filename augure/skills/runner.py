@@ -21,16 +21,24 @@ from augure.skills.model import (
     SkillTest,
     parse_test_json,
 )
-from augure.tools.base import RunContext, Tool
+from augure.tools.base import RunContext, Tool, ToolResult
 from augure.tools.execute_code import describe_call, report, run_code
 from augure.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True)
 class RunResult:
-    ok: bool
-    output: str
+    result: ToolResult
     calls: list[str]
+    rejected: bool = False  # the owner (or a rule) said no to one of its calls
+
+    @property
+    def ok(self) -> bool:
+        return self.result.success
+
+    @property
+    def output(self) -> str:
+        return self.result.output
 
 
 @dataclass(frozen=True)
@@ -41,8 +49,8 @@ class CheckResult:
 
 async def run_skill_code(code: str, tools: Collection[str], ctx: RunContext) -> RunResult:
     run = await run_code(code, ctx, allowed=set(tools), origin="skill")
-    result = report(run)
-    return RunResult(result.success, result.output, [describe_call(c) for c in run.outcome.calls])
+    calls = [describe_call(c) for c in run.outcome.calls]
+    return RunResult(report(run), calls, run.rejected)
 
 
 async def check_files(

@@ -16,7 +16,6 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from augure.agent.llm import LLM
-from augure.approval.gate import REJECTED_BY_USER, TIMED_OUT
 from augure.codemode import runtime, stubs
 from augure.config import Config
 from augure.scheduler.service import JobError, Scheduler
@@ -35,7 +34,7 @@ from augure.skills.model import (
 from augure.skills.runner import CheckResult, RunResult, check_files, run_skill_code
 from augure.skills.store import SkillRecord, SkillStore, bundled_dir
 from augure.store.db import Store
-from augure.tools.base import RunContext
+from augure.tools.base import RunContext, ToolResult
 from augure.tools.execute_code import api_tools
 from augure.tools.registry import ToolRegistry
 
@@ -230,9 +229,8 @@ class SkillService:
                 result = await self._instructions(meta)
         except Exception as exc:  # a run that crashed is a failed run, recorded
             log.exception("skill %s failed", skill_id)
-            result = RunResult(False, f"Error: {type(exc).__name__}: {exc}", [])
-        said_no = REJECTED_BY_USER in result.output or TIMED_OUT in result.output
-        rejected = not result.ok and said_no
+            result = RunResult(ToolResult.error(f"{type(exc).__name__}: {exc}"), [])
+        rejected = not result.ok and result.rejected
         outcome = "ok" if result.ok else "rejected" if rejected else "failed"
         await self.files.run_finished(run_id, outcome, result.output, result.calls)
         if result.ok:
@@ -242,7 +240,8 @@ class SkillService:
         if rejected:  # the owner said no: not a fault of the skill
             return result
         note = await self._failed(record, meta, result.output)
-        return dataclasses.replace(result, output=f"{result.output}\n\n{note}")
+        noted = result.result.with_content(f"{result.result.content}\n\n{note}")
+        return dataclasses.replace(result, result=noted)
 
     async def run_scheduled(self, skill_id: str) -> str:
         """For the scheduler: the output delivered to the owner, errors included."""
@@ -261,7 +260,8 @@ class SkillService:
         )
         started = time.time()
         reply = await self.agent.handle(conversation, prompt, origin="skill", tools=meta.tools)
-        return RunResult(True, reply.text, await self.files.calls_since(conversation, started))
+        calls = await self.files.calls_since(conversation, started)
+        return RunResult(ToolResult.ok(reply.text), calls)
 
     async def _failed(self, record: SkillRecord, meta: SkillMeta, failure: str) -> str:
         failures = record.failures + 1

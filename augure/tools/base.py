@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from augure.approval.rules import literal
+from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
+
+__all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult"]
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -28,34 +31,6 @@ class Egress(StrEnum):
 
 
 Risk = Literal["low", "high"]
-
-
-@dataclass(frozen=True)
-class Artifact:
-    type: Literal["file", "image", "json"]
-    name: str
-    content: str | bytes
-
-
-@dataclass
-class ToolResult:
-    success: bool
-    output: str
-    artifacts: list[Artifact] = field(default_factory=list)
-    # A call the model got wrong (unknown tool, bad arguments): dropped from the history once
-    # the model has seen it, so it does not cost tokens on every later turn.
-    prunable: bool = False
-    # Provenance: the tool whose outside content this is, when it is not the tool that
-    # returned it (a saved output read back): the executor keeps the untrusted marking on.
-    untrusted_source: str | None = None
-
-    @classmethod
-    def ok(cls, output: str, artifacts: list[Artifact] | None = None) -> ToolResult:
-        return cls(True, output, artifacts or [])
-
-    @classmethod
-    def error(cls, message: str, *, prunable: bool = False) -> ToolResult:
-        return cls(False, f"Error: {message}", prunable=prunable)
 
 
 @dataclass
@@ -76,6 +51,15 @@ class RunContext:
     # What the owner saw and approved (the preview, e.g. an install's files): the tool runs
     # exactly that, never a fresh fetch of it.
     approved: dict[str, Any] | None = None
+    # The executor's door, for tools that call other tools (code mode, skills): every such
+    # call goes through the same pipeline. Given at construction; tools never import it.
+    execute: Execute | None = None
+
+    async def call(self, name: str, arguments: str | dict[str, Any]) -> ToolResult:
+        """Run another tool through the executor, in this context."""
+        if self.execute is None:
+            raise RuntimeError("this RunContext has no executor")
+        return await self.execute(name, arguments, self)
 
     @property
     def home(self) -> Path:
@@ -83,6 +67,7 @@ class RunContext:
 
 
 ToolFunction = Callable[..., Awaitable["ToolResult | str"]]
+Execute = Callable[[str, "str | dict[str, Any]", "RunContext"], Awaitable[ToolResult]]
 ConfigCheck = Callable[["Config"], "str | None"]
 
 
@@ -167,6 +152,8 @@ class Tool:
     async def invoke(self, params: BaseModel, ctx: RunContext) -> ToolResult:
         try:
             result = await self.function(ctx, **dict(params))
+        except ToolError as exc:
+            return ToolResult.error(str(exc), exc.kind)
         except Exception as exc:  # a tool failure is an observation for the model
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
         return result if isinstance(result, ToolResult) else ToolResult.ok(str(result))
@@ -175,7 +162,7 @@ class Tool:
         """Validate and run, with no policy: for tests of the tool itself."""
         params = self.validate(args)
         if isinstance(params, str):
-            return ToolResult.error(params)
+            return ToolResult.error(params, ErrorKind.INVALID_CALL)
         return await self.invoke(params, ctx)
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from augure.codemode import runtime, stubs
 from augure.tools.base import Artifact, RunContext, Tool, ToolResult, compact_schema, tool
-from augure.tools.executor import UNTRUSTED_CLOSE, UNTRUSTED_OPEN, wrap_untrusted
+from augure.tools.result import Status
 
 if TYPE_CHECKING:
     from augure.tools.registry import ToolRegistry
@@ -47,6 +47,8 @@ class CodeRun:
     outcome: runtime.Outcome
     # Tools whose outside content entered the snippet: the output is labelled untrusted.
     untrusted: set[str] = field(default_factory=set)
+    # Whether the owner (or a rule) said no to one of its calls: not the code's fault.
+    rejected: bool = False
     # Files and images the calls produced (a screenshot...): delivered as from any tool.
     artifacts: list[Artifact] = field(default_factory=list)
 
@@ -96,15 +98,14 @@ async def run_code(
 
         async def call(arguments: dict[str, Any]) -> str:
             args = {names.get(key, key): value for key, value in arguments.items()}
-            result = await registry.execute(target.name, args, inner)
+            result = await inner.call(target.name, args)
             done.artifacts += result.artifacts
-            output = result.output
-            if target.untrusted:
-                output = _unwrap(output, target.name)
-                done.untrusted.add(target.name)
+            if result.source is not None:
+                done.untrusted.add(result.source)
+            done.rejected |= result.status is Status.REJECTED
             if not result.success:
-                raise runtime.CallFailed(output.removeprefix("Error: "))
-            return output
+                raise runtime.CallFailed(result.content)
+            return result.content
 
         return runtime.ApiFunction([stubs.python_name(p) for p in order], call)
 
@@ -129,10 +130,10 @@ def report(run: CodeRun) -> ToolResult:
         text = "\n".join(parts) or (
             f"(The code ran and printed nothing; {len(outcome.calls)} tool calls.)"
         )
-        return ToolResult.ok(_label(text, run.untrusted), run.artifacts)
+        return ToolResult.ok(text, run.artifacts, source=_source(run.untrusted))
 
-    where = f" on line {outcome.line}" if outcome.line else ""
-    lines = [f"Error{where}: {outcome.error}"]
+    error = outcome.error or "the code failed"
+    lines = [f"line {outcome.line}: {error}" if outcome.line else error]
     if len(outcome.frames) > 1:
         lines.append("Traceback (most recent call last):")
         lines += [
@@ -146,7 +147,9 @@ def report(run: CodeRun) -> ToolResult:
         lines.append("No tool call ran.")
     if printed:
         lines += ["Printed before the error:", printed.rstrip("\n")]
-    return ToolResult(False, _label("\n".join(lines), run.untrusted), run.artifacts)
+    return ToolResult.error(
+        "\n".join(lines), artifacts=run.artifacts, source=_source(run.untrusted)
+    )
 
 
 def describe_call(call: runtime.CallRecord) -> str:
@@ -180,20 +183,9 @@ def _parameter_order(params: type[BaseModel]) -> list[str]:
     return stubs.parameter_order(compact_schema(params.model_json_schema()))
 
 
-def _unwrap(output: str, source: str) -> str:
-    """The content inside the executor's untrusted label, so code can parse it."""
-    opening = UNTRUSTED_OPEN.format(source=source) + "\n"
-    closing = "\n" + UNTRUSTED_CLOSE
-    if output.startswith(opening) and output.endswith(closing):
-        return output[len(opening) : -len(closing)]
-    return output
-
-
-def _label(text: str, sources: set[str]) -> str:
+def _source(sources: set[str]) -> str | None:
     # The owner's code printed outside content: the model must see it as data, as in the chat.
-    if not sources:
-        return text
-    return wrap_untrusted(text, f"{NAME}: {', '.join(sorted(sources))}")
+    return f"{NAME}: {', '.join(sorted(sources))}" if sources else None
 
 
 def _preview(value: Any) -> str:

@@ -1,7 +1,13 @@
-"""The one door to every tool: validate ▶ policy ▶ approval ▶ run ▶ guard ▶ redact ▶ label ▶ audit.
+"""The one door to every tool call: a pipeline of named steps over one `Call`.
 
-Chat turns, code mode, skills, jobs and `augure tools run` all call `Executor.run` with their
-origin, so none of them can skip approval, redaction or the record.
+    parse ▶ validate ▶ scope ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
+
+The gates (parse … approval) may end a call with a result of their own; `run` invokes the
+tool; the finishing steps (redact … guard) turn its result into what the caller gets. Chat
+turns, code mode, skills, jobs and `augure tools run` all call `Executor.run` with their
+origin, so none of them can skip approval, redaction or the record. A new check (limits,
+SPEC §10) is one more gate in `gates`; a new caller (batch, background work, subagents, MCP)
+is one more call of `run`.
 """
 
 from __future__ import annotations
@@ -11,9 +17,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-import re
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest
@@ -22,33 +26,45 @@ from augure.approval.shown import digest
 from augure.config import Config
 from augure.secrets import Redactor
 from augure.store.audit import Audit, Rule
-from augure.tools.base import RunContext, Tool, ToolResult
+from augure.tools import outputs
+from augure.tools.base import RunContext, Tool
 from augure.tools.registry import ToolRegistry, enabled
+from augure.tools.result import Cut, ErrorKind, ToolResult
 
 log = logging.getLogger(__name__)
 
-OUTPUT_LIMIT = 12_000  # characters of one result the model gets at once (~3,000 tokens)
-UNTRUSTED_OPEN = '<untrusted_content source="{source}">'
-UNTRUSTED_CLOSE = "</untrusted_content>"
 CHANGED = (
     "Tool call refused: what would run changed between the approval request and the press; "
     "nothing was run. Ask again to see what would run now."
 )
-# The tag's name in any letter case: the content must not be able to close the marker.
-_TAG_NAME = re.compile("untrusted_content", re.IGNORECASE)
 
 
 @dataclasses.dataclass
-class _Policy:
-    shown_args: dict[str, Any]  # what an approval request shows: redacted, with the preview
-    target: str | None
+class Call:
+    """One call on its way through the pipeline; each step fills in what it decides."""
+
+    name: str
+    arguments: str | dict[str, Any]
+    ctx: RunContext
+    tool: Tool | None = None
+    args: dict[str, Any] = dataclasses.field(default_factory=dict)
+    params: Any = None
+    asking: bool = False  # needs the owner's approval unless a rule covers it
+    shown: dict[str, Any] = dataclasses.field(default_factory=dict)  # what a request shows
+    target: str | None = None
     rule: Rule | None = None
     preview: dict[str, Any] | None = None
-    refused: str | None = None  # the preview's reason to refuse the call unasked
+    invocation: str = ""  # the audit record, from the policy step on
+    digest: str | None = None  # of what the approval request showed
 
     @property
-    def denied(self) -> bool:
-        return self.rule is not None and self.rule.effect == "deny"
+    def the_tool(self) -> Tool:
+        assert self.tool is not None, "the parse step sets the tool"
+        return self.tool
+
+
+Gate = Callable[[Call], Awaitable[ToolResult | None]]
+Finish = Callable[[Call, ToolResult], Awaitable[ToolResult]]
 
 
 class Executor:
@@ -62,12 +78,20 @@ class Executor:
     ) -> None:
         self.registry = registry
         self.audit = audit
-        self.gate = gate
+        self.approvals = gate
         self.config = config
-        self.redact = redactor
+        self.redactor = redactor
         self.outputs = config.home / "outputs"
         # Calls that are not concurrency-safe (writes, mostly) run one at a time, app-wide.
         self._unsafe = asyncio.Lock()
+        self.gates: tuple[Gate, ...] = (
+            self.parse,
+            self.validate,
+            self.scope,
+            self.policy,
+            self.approval,
+        )
+        self.finishing: tuple[Finish, ...] = (self.redact, self.record, self.guard)
 
     async def run_calls(
         self, calls: Sequence[tuple[str, str | dict[str, Any]]], ctx: RunContext
@@ -76,172 +100,209 @@ class Executor:
         return list(await asyncio.gather(*(self.run(name, args, ctx) for name, args in calls)))
 
     async def run(self, name: str, arguments: str | dict[str, Any], ctx: RunContext) -> ToolResult:
-        tool = self.registry.get(name)
-        if tool is None:
-            known = ", ".join(sorted(t.name for t in self.registry.list()))
-            return ToolResult.error(f"unknown tool {name!r}; available: {known}", prunable=True)
-        args = _parse(name, arguments)
-        if isinstance(args, ToolResult):
-            return args
-        params = tool.validate(args)
-        if isinstance(params, str):
-            return ToolResult.error(params, prunable=True)
-        if not enabled(name, self.config):
-            return ToolResult.error(f"{name} is disabled by the owner's [tools] configuration")
-        if ctx.allowed_tools is not None and name not in ctx.allowed_tools:
-            allowed = ", ".join(sorted(ctx.allowed_tools)) or "none"
-            return ToolResult.error(f"{name} is not among the tools declared here ({allowed})")
-
-        needs_approval = tool.needs_approval(params) and self.config.approval.enabled
-        policy = await self._policy(tool, params, args, ctx, needs_approval)
-        rule, shown_args, preview = policy.rule, policy.shown_args, policy.preview
-        if policy.denied:
-            approval, decided_by = "rejected", f"rule:{rule.id}" if rule else "rule"
-        elif needs_approval and rule is not None and policy.refused is None:
-            approval, decided_by = "approved", f"rule:{rule.id}"
-        else:
-            approval, decided_by = ("pending" if needs_approval else "not_required"), None
-        approved_digest = digest(shown_args) if needs_approval else None
-        invocation = await self.audit.create(
-            tool=name,
-            origin=ctx.origin,
-            arguments=shown_args,
-            chat_id=ctx.chat_id,
-            turn_id=ctx.turn_id,
-            target=policy.target,
-            approval_status=approval,
-            decided_by=decided_by,
-            digest=approved_digest,
-        )
-        if policy.denied and rule is not None:
-            denied_text = f"Tool call rejected: the owner's rule {rule.pattern!r} denies it."
-            return ToolResult(False, denied_text)
-        if policy.refused is not None:
-            await self.audit.decide(invocation, "rejected", "preview", policy.refused)
-            return ToolResult.error(policy.refused)
-        if approval == "pending":
-            assert approved_digest is not None
-            rejected = await self._ask(tool, params, invocation, shown_args, ctx, policy.target)
-            if rejected is not None:
-                return rejected
-            if not await self._unchanged(tool, params, args, ctx, approved_digest):
-                await self.audit.started(invocation)
-                await self.audit.finished(
-                    invocation, success=False, output=CHANGED, cost_estimate=0
-                )
-                return ToolResult(False, CHANGED)
-        if preview is not None:
-            ctx = dataclasses.replace(ctx, approved=preview)
-
-        await self.audit.started(invocation)
-        result = await self._invoke(tool, params, ctx)
-        result.output = self.redact(result.output)
-        await self.audit.finished(
-            invocation,
-            success=result.success,
-            output=result.output,
-            cost_estimate=len(result.output) // 4,
-        )
-        source = name if tool.untrusted else result.untrusted_source
-        result.output = self._guard(result.output, invocation, source)
-        if source is not None:
-            result.output = wrap_untrusted(result.output, source)
+        call = Call(name, arguments, ctx)
+        for gate in self.gates:
+            stopped = await gate(call)
+            if stopped is not None:
+                return stopped
+        result = await self.invoke(call)
+        for finish in self.finishing:
+            result = await finish(call, result)
         return result
 
-    async def _policy(
-        self, tool: Tool, params: Any, args: dict[str, Any], ctx: RunContext, asking: bool
-    ) -> _Policy:
-        """The owner's rules on the call's target (every spelling of it), and what a request
-        would show: the preview is gathered before any rule decides, because it may name
-        more than the arguments do (an install's version) and the rule must see that."""
-        policy = _Policy(self.redact.value(args), tool.target_for(params))
-        aliases = tool.aliases_for(params, self.config)
-        rules = await self.audit.rules()
-        policy.rule = verdict(rules, policy.target, aliases)
-        if not asking or policy.denied or tool.preview is None:
-            return policy
-        shown = await tool.preview(params, ctx)
-        if isinstance(shown, str):
-            policy.refused = shown
-            return policy
-        policy.preview = shown
-        policy.shown_args = {**policy.shown_args, **self.redact.value(shown)}
-        if tool.refine is not None and policy.target is not None:
-            aliases = [policy.target, *aliases]
-            policy.target = tool.refine(params, shown)
-            policy.rule = verdict(rules, policy.target, aliases)
-        return policy
+    # -- gates -----------------------------------------------------------------------------
 
-    async def _ask(
-        self,
-        tool: Tool,
-        params: Any,
-        invocation: str,
-        shown_args: dict[str, Any],
-        ctx: RunContext,
-        target: str | None,
-    ) -> ToolResult | None:
-        """Ask the owner. None when approved; otherwise the result the model receives."""
-        pattern = tool.rule_for(params, target)
-        request = ApprovalRequest(
-            invocation, tool.name, shown_args, ctx.chat_id, ctx.origin, pattern, digest(shown_args)
-        )
-        decision = await self.gate.request(request)
-        if not decision.approved:
-            return ToolResult(False, decision.message_for_model())
-        if decision.always and pattern:
-            await self.audit.add_rule("allow", pattern, decision.by)
+    async def parse(self, call: Call) -> ToolResult | None:
+        call.tool = self.registry.get(call.name)
+        if call.tool is None:
+            known = ", ".join(sorted(t.name for t in self.registry.list()))
+            return ToolResult.error(
+                f"unknown tool {call.name!r}; available: {known}", ErrorKind.INVALID_CALL
+            )
+        if isinstance(call.arguments, dict):
+            call.args = call.arguments
+            return None
+        try:
+            parsed = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return ToolResult.error(
+                f"arguments for {call.name} are not valid JSON ({exc.msg})", ErrorKind.INVALID_CALL
+            )
+        if not isinstance(parsed, dict):
+            return ToolResult.error(
+                f"arguments for {call.name} must be a JSON object", ErrorKind.INVALID_CALL
+            )
+        call.args = parsed
         return None
 
-    async def _unchanged(
-        self, tool: Tool, params: Any, args: dict[str, Any], ctx: RunContext, approved: str
-    ) -> bool:
-        """After the press: is what would run now what was shown? (SPEC §4)"""
-        if tool.preview is None:
-            return True  # the validated arguments are all there is, and they are immutable
-        now = await tool.preview(params, ctx)
-        if isinstance(now, str):
-            return False
-        return digest({**self.redact.value(args), **self.redact.value(now)}) == approved
+    async def validate(self, call: Call) -> ToolResult | None:
+        params = call.the_tool.validate(call.args)
+        if isinstance(params, str):
+            return ToolResult.error(params, ErrorKind.INVALID_CALL)
+        call.params = params
+        return None
 
-    async def _invoke(self, tool: Tool, params: Any, ctx: RunContext) -> ToolResult:
-        lock = contextlib.nullcontext() if tool.concurrency_safe(params) else self._unsafe
+    async def scope(self, call: Call) -> ToolResult | None:
+        """The owner's `[tools]` globs, and the tools a skill declared for its turn."""
+        if not enabled(call.name, self.config):
+            return ToolResult.error(
+                f"{call.name} is disabled by the owner's [tools] configuration",
+                ErrorKind.NOT_ALLOWED,
+            )
+        allowed = call.ctx.allowed_tools
+        if allowed is not None and call.name not in allowed:
+            declared = ", ".join(sorted(allowed)) or "none"
+            return ToolResult.error(
+                f"{call.name} is not among the tools declared here ({declared})",
+                ErrorKind.NOT_ALLOWED,
+            )
+        return None
+
+    async def policy(self, call: Call) -> ToolResult | None:
+        """The owner's rules on the call's target (every spelling of it) and what a request
+        would show; the decision so far goes into the audit record."""
+        tool, params = call.the_tool, call.params
+        call.asking = tool.needs_approval(params) and self.config.approval.enabled
+        call.shown, call.target = self.redactor.value(call.args), tool.target_for(params)
+        aliases = tool.aliases_for(params, self.config)
+        rules = await self.audit.rules()
+        call.rule = verdict(rules, call.target, aliases)
+        refused = None
+        if call.asking and not _denies(call.rule) and tool.preview is not None:
+            # Gathered before a rule decides: it may name more than the arguments do (an
+            # install's version), and the rule must see that.
+            shown = await tool.preview(params, call.ctx)
+            if isinstance(shown, str):
+                refused = shown
+            else:
+                call.preview = shown
+                call.shown = {**call.shown, **self.redactor.value(shown)}
+                if tool.refine is not None and call.target is not None:
+                    aliases = [call.target, *aliases]
+                    call.target = tool.refine(params, shown)
+                    call.rule = verdict(rules, call.target, aliases)
+        call.digest = digest(call.shown) if call.asking else None
+        if _denies(call.rule):
+            decision, decided_by = "rejected", _rule_name(call.rule)
+        elif call.asking and call.rule is not None and refused is None:
+            decision, decided_by = "approved", _rule_name(call.rule)
+        else:
+            decision, decided_by = ("pending" if call.asking else "not_required"), None
+        call.invocation = await self.audit.create(
+            tool=call.name,
+            origin=call.ctx.origin,
+            arguments=call.shown,
+            chat_id=call.ctx.chat_id,
+            turn_id=call.ctx.turn_id,
+            target=call.target,
+            approval_status=decision,
+            decided_by=decided_by,
+            digest=call.digest,
+        )
+        if _denies(call.rule):
+            assert call.rule is not None
+            return ToolResult.rejected(
+                f"Tool call rejected: the owner's rule {call.rule.pattern!r} denies it."
+            )
+        if refused is not None:
+            await self.audit.decide(call.invocation, "rejected", "preview", refused)
+            return ToolResult.error(refused)
+        return None
+
+    async def approval(self, call: Call) -> ToolResult | None:
+        """Ask the owner when the call needs it and no rule decided; then check that what
+        would run is still what was shown (SPEC §4)."""
+        if not call.asking or call.rule is not None:  # not needed, or allowed by a rule
+            self._with_preview(call)
+            return None
+        tool, params = call.the_tool, call.params
+        pattern = tool.rule_for(params, call.target)
+        request = ApprovalRequest(
+            call.invocation,
+            tool.name,
+            call.shown,
+            call.ctx.chat_id,
+            call.ctx.origin,
+            pattern,
+            call.digest,
+        )
+        decision = await self.approvals.request(request)
+        if not decision.approved:
+            return ToolResult.rejected(decision.message_for_model())
+        if decision.always and pattern:
+            await self.audit.add_rule("allow", pattern, decision.by)
+        if not await self._unchanged(call):
+            await self.audit.started(call.invocation)
+            await self.audit.finished(
+                call.invocation, success=False, output=CHANGED, cost_estimate=0
+            )
+            return ToolResult.refused(CHANGED)
+        self._with_preview(call)
+        return None
+
+    # -- the call --------------------------------------------------------------------------
+
+    async def invoke(self, call: Call) -> ToolResult:
+        tool = call.the_tool
+        await self.audit.started(call.invocation)
+        lock = contextlib.nullcontext() if tool.concurrency_safe(call.params) else self._unsafe
         async with lock:
             try:
-                return await asyncio.wait_for(tool.invoke(params, ctx), tool.timeout)
+                result = await asyncio.wait_for(tool.invoke(call.params, call.ctx), tool.timeout)
             except TimeoutError:
-                return ToolResult.error(f"{tool.name} did not finish within {tool.timeout:g} s")
+                result = ToolResult.error(
+                    f"{tool.name} did not finish within {tool.timeout:g} s", ErrorKind.TIMEOUT
+                )
+        if tool.untrusted:
+            result.source = tool.name
+        return result
 
-    def _guard(self, output: str, invocation: str, source: str | None) -> str:
-        """Cut an oversized result; the whole text stays readable with read_output, and
-        stays marked untrusted when it came from outside (`source`)."""
-        if len(output) <= OUTPUT_LIMIT:
-            return output
-        self.outputs.mkdir(parents=True, exist_ok=True)
-        saved = output_file(self.outputs, invocation)
-        if source is not None:
-            source_file(self.outputs, invocation).write_text(source, encoding="utf-8")
-        saved.write_text(output, encoding="utf-8")
-        return (
-            f"{output[:OUTPUT_LIMIT]}\n\n[Output cut: showing {OUTPUT_LIMIT} of {len(output)} "
-            f'characters. Read on with read_output(id="{invocation}", offset={OUTPUT_LIMIT}).]'
+    # -- finishing -------------------------------------------------------------------------
+
+    async def redact(self, call: Call, result: ToolResult) -> ToolResult:
+        return result.with_content(self.redactor(result.content))
+
+    async def record(self, call: Call, result: ToolResult) -> ToolResult:
+        await self.audit.finished(
+            call.invocation,
+            success=result.success,
+            output=result.content,
+            cost_estimate=len(result.content) // 4,
         )
+        return result
+
+    async def guard(self, call: Call, result: ToolResult) -> ToolResult:
+        """Cut an oversized result; the whole text stays readable with read_output, and
+        stays marked untrusted when it came from outside."""
+        if len(result.content) <= outputs.OUTPUT_LIMIT:
+            return result
+        outputs.save(self.outputs, call.invocation, result.content, result.source)
+        return dataclasses.replace(result, cut=Cut(call.invocation, outputs.OUTPUT_LIMIT))
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _with_preview(self, call: Call) -> None:
+        """The tool runs exactly what the owner saw (the preview), never a fresh fetch."""
+        if call.preview is not None:
+            call.ctx = dataclasses.replace(call.ctx, approved=call.preview)
+
+    async def _unchanged(self, call: Call) -> bool:
+        tool = call.the_tool
+        if tool.preview is None:
+            return True  # the validated arguments are all there is, and they are immutable
+        now = await tool.preview(call.params, call.ctx)
+        if isinstance(now, str):
+            return False
+        shown_now = {**self.redactor.value(call.args), **self.redactor.value(now)}
+        return digest(shown_now) == call.digest
 
 
-def output_file(outputs: Path, invocation: str) -> Path:
-    return outputs / f"{invocation}.txt"
+def _denies(rule: Rule | None) -> bool:
+    return rule is not None and rule.effect == "deny"
 
 
-def source_file(outputs: Path, invocation: str) -> Path:
-    """Beside a saved output: the tool whose outside content it is (absent when trusted)."""
-    return outputs / f"{invocation}.source"
-
-
-def wrap_untrusted(output: str, source: str) -> str:
-    # Content may try to close the wrapper early and speak as the owner: defuse the tag,
-    # in every letter case (a model reads </UNTRUSTED_CONTENT> as the same tag).
-    inner = _TAG_NAME.sub("untrusted-content", output)
-    return f"{UNTRUSTED_OPEN.format(source=source)}\n{inner}\n{UNTRUSTED_CLOSE}"
+def _rule_name(rule: Rule | None) -> str:
+    return f"rule:{rule.id}" if rule else "rule"
 
 
 def outside_sources(messages: Sequence[dict[str, Any]], registry: ToolRegistry) -> list[str]:
@@ -259,17 +320,3 @@ def outside_sources(messages: Sequence[dict[str, Any]], registry: ToolRegistry) 
         if tool is None or tool.untrusted or tool.relays:  # unknown: assume the worst
             found.append(name)
     return found
-
-
-def _parse(name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolResult:
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        parsed = json.loads(arguments or "{}")
-    except json.JSONDecodeError as exc:
-        return ToolResult.error(
-            f"arguments for {name} are not valid JSON ({exc.msg})", prunable=True
-        )
-    if not isinstance(parsed, dict):
-        return ToolResult.error(f"arguments for {name} must be a JSON object", prunable=True)
-    return parsed

@@ -401,7 +401,7 @@ async def request(
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         return ToolResult.error(_scrub(f"{method} {url} failed: {exc}", secrets))
     output = _scrub(render(response, method, settings.max_response_bytes), secrets)
-    return ToolResult(response.status < 400, output)
+    return ToolResult.ok(output) if response.status < 400 else ToolResult.error(output)
 
 
 def _upper(value: Any) -> Any:

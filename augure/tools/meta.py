@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from augure.tools.base import RunContext, ToolResult, tool
-from augure.tools.executor import OUTPUT_LIMIT, output_file, source_file
+from augure.tools.outputs import OUTPUT_LIMIT, output_file, source_file
 
 
 @tool("read_output", relays=True)
@@ -30,7 +30,7 @@ async def read_output(
     # Outside content read back is still outside content: the executor marks it again.
     source = source_file(outputs, id)
     if source.is_file():
-        result.untrusted_source = source.read_text(encoding="utf-8").strip() or "unknown"
+        result.source = source.read_text(encoding="utf-8").strip() or "unknown"
     return result
 
 
@@ -44,4 +44,5 @@ async def load_tools(
     unknown = [n for n in names if registry is None or registry.get(n) is None]
     if unknown:
         return ToolResult.error(f"no such tools: {', '.join(unknown)}")
-    return ToolResult.ok(f"Loaded: {', '.join(names)}. You can call them now.")
+    loaded = f"Loaded: {', '.join(names)}. You can call them now."
+    return ToolResult.ok(loaded, loaded=frozenset(names))

@@ -1,4 +1,5 @@
-"""The set of tools the agent can call, and the single door through which a call passes."""
+"""The catalogue of tools: what exists, its schemas and descriptions. It runs nothing; calls go
+through the executor, which depends on this module and never the other way."""
 
 from __future__ import annotations
 
@@ -7,11 +8,10 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
-from augure.tools.base import RunContext, Tool, ToolResult
+from augure.tools.base import RunContext, Tool
 
 if TYPE_CHECKING:
     from augure.config import Config
-    from augure.tools.executor import Executor
 
 
 class ToolRegistry:
@@ -19,7 +19,6 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._context: RunContext | None = None
         self._schemas: builtins.list[dict[str, Any]] | None = None
-        self._executor: Executor | None = None
 
     def register(self, tool: Tool) -> None:
         if tool.name in self._tools:
@@ -70,17 +69,6 @@ class ToolRegistry:
 
     def hints(self) -> builtins.list[str]:
         return [f"{t.name}: {t.hint}" for t in self._tools.values() if t.hint]
-
-    def bind(self, executor: Executor) -> None:
-        self._executor = executor
-
-    async def execute(
-        self, name: str, arguments: str | dict[str, Any], ctx: RunContext | None = None
-    ) -> ToolResult:
-        """Run one call through the executor's full pipeline (policy, approval, audit)."""
-        if self._executor is None:
-            raise RuntimeError("ToolRegistry.bind(executor) was never called")
-        return await self._executor.run(name, arguments, ctx or self.context)
 
 
 def enabled(name: str, config: Config) -> bool:

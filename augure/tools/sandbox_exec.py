@@ -55,7 +55,7 @@ def report(result: ExecResult, timeout: float) -> ToolResult:
     if not result.stdout and not result.stderr:
         lines.append("(no output)")
     text = "\n".join(lines)
-    return ToolResult.ok(text) if result.exit_code == 0 else ToolResult(False, text)
+    return ToolResult.ok(text) if result.exit_code == 0 else ToolResult.error(text)
 
 
 async def _run(

@@ -74,7 +74,7 @@ def skill_tools(service: SkillService) -> list[Tool]:
             result = await service.run(id, ctx)
         except SkillError as exc:
             return ToolResult.error(str(exc))
-        return ToolResult(result.ok, result.output)
+        return result.result
 
     async def manage_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
         # An id that names no skill is refused before the owner is bothered with it.

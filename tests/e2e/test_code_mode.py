@@ -122,7 +122,7 @@ async def test_an_uncaught_rejection_reports_the_line_and_the_calls_made(bot: Bo
     await final_reply(bot, "The owner said no.")
     (result,) = tool_results(bot.llm)
     assert result.splitlines() == [
-        f"Error on line 2: ToolError: send_note: {REJECTED}",
+        f"Error: line 2: ToolError: send_note: {REJECTED}",
         "Tool calls that already ran (do not repeat their side effects):",
         "  1. memory_write(path='draft.md', content='hello') → ok",
         f"  2. send_note(to='bob', text='hello') → failed: {REJECTED}",
@@ -139,7 +139,7 @@ async def test_max_tool_calls_is_the_configured_budget(bot: Bot) -> None:
     await final_reply(bot, "Stopped.")
     (result,) = tool_results(bot.llm)
     assert result.startswith(
-        "Error on line 2: code_mode.max_tool_calls (2) reached: the code tried another call, "
+        "Error: line 2: code_mode.max_tool_calls (2) reached: the code tried another call, "
         "memory_write, and was stopped there"
     )
     assert "  2. memory_write(path='n1.md', content='x') → ok" in result

@@ -330,10 +330,10 @@ async def test_bad_ids_are_refused_by_every_tool_unasked(bot: Bot) -> None:
             ("manage_skill", {"id": bad, "action": "delete"}),
             ("install_skill", {"skill_id": bad}),
         ]:
-            result = await bot.core.registry.execute(name, args, ctx)
+            result = await ctx.call(name, args)
             assert not result.success and "invalid skill id" in result.output, (name, bad)
     # An unknown (but valid) id is refused before anyone is asked, too.
-    result = await bot.core.registry.execute("manage_skill", {"id": "ghost", "action": "pause"})
+    result = await ctx.call("manage_skill", {"id": "ghost", "action": "pause"})
     assert result.output == "Error: no skill 'ghost'; see list_skills"
     assert not any("reply_markup" in c.params for c in bot.telegram.sent("sendMessage"))
     assert not (bot.home.parent / "x").exists() and not (bot.home / "x").exists()

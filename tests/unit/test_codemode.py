@@ -101,18 +101,20 @@ async def app(tmp_path: Path) -> AsyncIterator[tuple[ToolRegistry, RunContext, A
     registry = build_registry(config, [execute_code, send, page, kinds, mail, snap])
     audit = Audit(store)
     gate = ApprovalGate(audit, timeout_seconds=5)
-    registry.bind(Executor(registry, audit, gate, config, Redactor({})))
+    run = Executor(registry, audit, gate, config, Redactor({})).run
     memory = MemoryStore(tmp_path / "memory")
     memory.ensure()
-    registry.set_context(RunContext(config, memory, store, registry=registry))
-    ctx = RunContext(config, memory, store, chat_id="c1", origin="chat", registry=registry)
+    registry.set_context(RunContext(config, memory, store, registry=registry, execute=run))
+    ctx = RunContext(
+        config, memory, store, chat_id="c1", origin="chat", registry=registry, execute=run
+    )
     yield registry, ctx, audit
     await store.close()
 
 
 async def code(registry: ToolRegistry, ctx: RunContext, snippet: str) -> ToolResult:
     """execute_code as the model calls it: through the executor, like any tool."""
-    return await registry.execute("execute_code", {"code": snippet}, ctx)
+    return await ctx.call("execute_code", {"code": snippet})
 
 
 # ---------------------------------------------------------------- stubs
@@ -317,8 +319,7 @@ async def test_approval_inside_code_approve_and_reject(
     app: tuple[ToolRegistry, RunContext, Audit],
 ) -> None:
     registry, ctx, audit = app
-    assert registry._executor is not None
-    gate = registry._executor.gate
+    gate = ctx.execute.__self__.approvals  # type: ignore[union-attr]
     owner = Owner(gate, Decision.APPROVED, Decision.REJECTED)
     gate.approver = owner
     snippet = (
@@ -352,7 +353,7 @@ async def test_a_failure_reports_the_line_and_the_calls_that_already_ran(
     )
     assert not result.success
     lines = result.output.splitlines()
-    assert lines[0].startswith("Error on line 2: ToolError: memory_read: ")
+    assert lines[0].startswith("Error: line 2: ToolError: memory_read: ")
     assert "Tool calls that already ran (do not repeat their side effects):" in lines
     preview = repr("x" * 100)[:39]  # long arguments are cut to 40 characters
     assert lines[-2] == f"  1. memory_write(path='a.md', content={preview}…) → ok"
@@ -371,7 +372,7 @@ async def test_limits_as_the_model_sees_them(
     assert slow.output.endswith("  1. datetime() → ok")
     syntax = await code(registry, ctx, "print('a')\nprint('b'\n")
     assert syntax.output.splitlines()[:2] == [
-        "Error on line 3: SyntaxError: unexpected EOF while parsing",
+        "Error: line 3: SyntaxError: unexpected EOF while parsing",
         "No tool call ran.",
     ]
     # Printing is capped in the sandbox; the executor then pages the rest as for any tool.
@@ -462,7 +463,7 @@ class TestVulnerabilities:
 
     async def test_vulnerability_import_os(self) -> None:
         output = await self.attempt(f"import os\nos.system('touch {self.marker}')")
-        assert "Error on line 2: AttributeError" in output
+        assert "Error: line 2: AttributeError" in output
 
     async def test_vulnerability_import_subprocess(self) -> None:
         output = await self.attempt("import subprocess\nsubprocess.run(['id'])")
@@ -478,7 +479,7 @@ class TestVulnerabilities:
         output = await self.attempt(
             f"import pathlib\npathlib.Path('{self.marker}').write_text('x')"
         )
-        assert "Error on line 2" in output
+        assert "Error: line 2" in output
 
     async def test_vulnerability_mro_walks(self) -> None:
         for snippet in (

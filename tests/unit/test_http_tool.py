@@ -70,7 +70,7 @@ async def test_error_status_binary_body_and_unreachable_host_are_results(
     upstream: FakeUpstream,
 ) -> None:
     missing = await request("GET", f"{upstream.root}/missing", settings=LOCAL)
-    assert not missing.success and missing.output.startswith("HTTP 404 Not Found")
+    assert not missing.success and missing.output.startswith("Error: HTTP 404 Not Found")
     assert '"message": "Not Found"' in missing.output
 
     png = await request("GET", f"{upstream.root}/png", settings=LOCAL)

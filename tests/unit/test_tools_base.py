@@ -57,24 +57,25 @@ async def registry(tmp_path: Path) -> ToolRegistry:
     registry.register(explode)
     audit = Audit(store)
     gate = ApprovalGate(audit, timeout_seconds=1)
-    registry.bind(Executor(registry, audit, gate, config, Redactor({})))
-    registry.set_context(RunContext(config, MemoryStore(tmp_path / "memory"), store))
+    executor = Executor(registry, audit, gate, config, Redactor({}))
+    memory = MemoryStore(tmp_path / "memory")
+    registry.set_context(RunContext(config, memory, store, execute=executor.run))
     yield registry
     await store.close()
 
 
 async def test_execute_validates_and_reports_errors_as_results(registry: ToolRegistry) -> None:
-    assert (await registry.execute("add", '{"a": 1}')).output == "sum=3"
-    bad_json = await registry.execute("add", '{"a": 1')
+    assert (await registry.context.call("add", '{"a": 1}')).output == "sum=3"
+    bad_json = await registry.context.call("add", '{"a": 1')
     assert not bad_json.success and "not valid JSON" in bad_json.output
-    wrong_type = await registry.execute("add", {"a": "one"})
+    wrong_type = await registry.context.call("add", {"a": "one"})
     assert not wrong_type.success and "a:" in wrong_type.output
-    extra = await registry.execute("add", {"a": 1, "c": 3})
+    extra = await registry.context.call("add", {"a": 1, "c": 3})
     assert not extra.success and "unexpected parameter" in extra.output
-    unknown = await registry.execute("nope", {})
+    unknown = await registry.context.call("nope", {})
     assert not unknown.success and "available: add, explode" in unknown.output
     assert unknown.prunable and bad_json.prunable and wrong_type.prunable
-    raised = await registry.execute("explode", {})
+    raised = await registry.context.call("explode", {})
     assert not raised.success and "RuntimeError: boom" in raised.output
     assert registry.hints() == ["add: adds numbers"]
 
