@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from augure.agent.llm import LLM
 from augure.agent.loop import Agent, ChatModel
 from augure.approval.gate import ApprovalGate
+from augure.codemode.tool import execute_code
 from augure.config import Config
+from augure.llm import LLM
 from augure.memory.store import MemoryStore
 from augure.scheduler.service import Scheduler
 from augure.secrets import Redactor
+from augure.skills.model import Catalog
 from augure.skills.service import SkillService
+from augure.skills.tools import skill_tools
 from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.tools import browser as browser_module
@@ -22,7 +25,6 @@ from augure.tools.base import RunContext, Tool
 from augure.tools.browser import browser
 from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
-from augure.tools.execute_code import execute_code
 from augure.tools.executor import Executor
 from augure.tools.extras import available
 from augure.tools.files import files
@@ -33,7 +35,6 @@ from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.sandbox_exec import opencode, sandbox_exec
 from augure.tools.schedule import schedule
-from augure.tools.skills import skill_tools
 from augure.tools.web_search import web_search
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,8 @@ class Core:
                 "calls will run WITHOUT asking the owner. Use this only in a trusted lab."
             )
         llm = LLM(config.llm)
-        agent = Agent(config, store, registry, executor, model or llm, memory, redact)
+        catalog = Catalog()
+        agent = Agent(config, store, registry, executor, model or llm, memory, redact, catalog)
 
         async def run_job(conversation: str, prompt: str) -> str:
             # Each run starts a fresh conversation: a job's output is delivered to the owner,
@@ -128,6 +130,11 @@ class Core:
 
         async def run_skill(skill_id: str) -> str:
             return await skills.run_scheduled(skill_id)
+
+        async def run_skill_turn(conversation: str, prompt: str, tools: Collection[str]) -> str:
+            # A fresh conversation each run, limited to the skill's declared tools.
+            await agent.new_conversation(conversation)
+            return (await agent.handle(conversation, prompt, origin="skill", tools=tools)).text
 
         scheduler = Scheduler(
             store,
@@ -139,7 +146,7 @@ class Core:
         )
         registry.context.scheduler = scheduler
         # Skills: their tools need the service, which needs the agent and the scheduler.
-        skills = SkillService(config, store, registry, agent, scheduler, llm)
+        skills = SkillService(config, store, registry, run_skill_turn, catalog, scheduler, llm)
         for skill_tool in skill_tools(skills):
             if enabled(skill_tool.name, config) and registry.get(skill_tool.name) is None:
                 registry.register(skill_tool)

@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
-from augure.cli_audit import UsageError
 from augure.config import default_home
+from augure.errors import UsageError
 
 DATABASE = "state.db"
 FOLDERS = ("memory", "skills", "personas")

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_skills, logs
-from augure.cli_audit import UsageError
 from augure.config import Config, ConfigError, load_config, load_env_file
+from augure.errors import UsageError
 from augure.home import HomeError
 from augure.store.audit import STATUSES
 from augure.store.database import StateError

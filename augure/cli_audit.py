@@ -15,6 +15,7 @@ from typing import Any
 
 from augure.approval.shown import visible
 from augure.config import Config
+from augure.errors import UsageError
 from augure.store.audit import STATUSES, Audit, Rule
 from augure.store.db import Store
 
@@ -23,10 +24,6 @@ ERROR_WIDTH = 60  # characters of an invocation's error shown in the text listin
 ARGUMENTS_WIDTH = 80  # characters of a pending request's arguments shown in the text listing
 DECIDED_BY = "cli"
 DIGEST_WIDTH = 12  # hex digits of the approved digest in the text listing (all in --json)
-
-
-class UsageError(Exception):
-    """A mistake in what the user typed or configured: printed as one line."""
 
 
 @asynccontextmanager

@@ -19,9 +19,9 @@ from typing import TextIO
 from dotenv import dotenv_values
 
 from augure import probes
-from augure.cli_audit import UsageError
 from augure.config import ENV_FILE_NAME, default_home
 from augure.config_template import render
+from augure.errors import UsageError
 
 DEFAULT_MODEL = "gpt-4o-mini"
 TELEGRAM_API = "https://api.telegram.org"

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from zoneinfo import ZoneInfo
 
-from augure.cli_audit import UsageError
 from augure.config import Config
+from augure.errors import UsageError
 from augure.scheduler.service import JobError, Scheduler
 from augure.store.db import Store
 

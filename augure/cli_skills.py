@@ -12,8 +12,8 @@ import argparse
 import dataclasses
 import sys
 
-from augure.cli_audit import UsageError
 from augure.config import Config
+from augure.errors import UsageError
 from augure.skills.model import SkillError, check_id
 
 

@@ -23,13 +23,13 @@ from typing import Any
 from augure.app import build_registry
 from augure.approval.gate import ApprovalGate
 from augure.codemode import runtime
+from augure.codemode.tool import code_mode_schema, execute_code
 from augure.config import load_config
 from augure.memory.store import MemoryStore
 from augure.secrets import Redactor
 from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.tools.base import RunContext
-from augure.tools.execute_code import code_mode_schema, execute_code
 from augure.tools.executor import Executor
 
 RUNS = 50

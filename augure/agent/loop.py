@@ -13,15 +13,16 @@ from typing import Any, Protocol
 
 from augure.agent import history
 from augure.agent.context import build_system_prompt
-from augure.agent.llm import LLMError, LLMResponse, TextSink
 from augure.agent.tally import Tally
+from augure.codemode.tool import code_mode_schema
 from augure.config import Config
+from augure.llm import LLMError, LLMResponse, TextSink
 from augure.memory.store import MemoryStore
 from augure.secrets import Redactor
+from augure.skills.model import Catalog
 from augure.store.audit import new_id
 from augure.store.db import Store, TurnUsage
 from augure.tools.base import Artifact, ToolResult
-from augure.tools.execute_code import code_mode_schema
 from augure.tools.executor import Executor, outside_sources
 from augure.tools.registry import ToolRegistry
 from augure.tools.result import wrap_untrusted
@@ -82,6 +83,7 @@ class Agent:
         llm: ChatModel,
         memory: MemoryStore,
         redact: Redactor,
+        catalog: Catalog | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -90,9 +92,8 @@ class Agent:
         self.llm = llm
         self.memory = memory
         self.redact = redact
-        # Extra stable text for the system prompt, kept current by its owner (e.g. the names
-        # and one-line descriptions of the active skills).
-        self.catalog = ""
+        # The active skills, kept current by the skill service, in the prompt's stable part.
+        self.catalog = catalog or Catalog()
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._conversations: dict[str, history.Conversation] = {}
 
@@ -167,7 +168,7 @@ class Agent:
             self.memory,
             self.registry.hints(),
             [] if self.config.code_mode.enabled else self.registry.deferred(),
-            self.catalog,
+            self.catalog.text,
         )
         loaded = conversation.loaded_tools()
         schemas = self._schemas(loaded, allowed)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from augure.agent import history
-from augure.agent.llm import LLMResponse
+from augure.llm import LLMResponse
 from augure.store.db import TurnUsage
 
 

@@ -8,8 +8,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from augure.agent.llm import LLM, LLMError
 from augure.config import Config, LLMConfig
+from augure.llm import LLM, LLMError
 from augure.skills.model import (
     SKILL_MD,
     SKILL_PY,

@@ -43,6 +43,14 @@ def check_id(skill_id: object) -> str:
     return skill_id
 
 
+@dataclass
+class Catalog:
+    """The active skills, a line each, for the system prompt's stable part: the skill
+    service keeps it current, the agent reads it when it builds a prompt."""
+
+    text: str = ""
+
+
 @dataclass(frozen=True)
 class SkillMeta:
     name: str

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from augure.codemode import runtime, stubs
+from augure.codemode.tool import describe_call, report, run_code
 from augure.skills.model import (
     SKILL_PY,
     TEST_JSON,
@@ -22,7 +23,6 @@ from augure.skills.model import (
     parse_test_json,
 )
 from augure.tools.base import RunContext, Tool, ToolResult
-from augure.tools.execute_code import describe_call, report, run_code
 from augure.tools.registry import ToolRegistry
 
 

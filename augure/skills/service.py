@@ -13,16 +13,19 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
 
-from augure.agent.llm import LLM
 from augure.codemode import runtime, stubs
+from augure.codemode.tool import api_tools
 from augure.config import Config
+from augure.llm import LLM
 from augure.scheduler.service import JobError, Scheduler
 from augure.skills import generate, hub, scan
 from augure.skills.model import (
     FILES,
     SKILL_MD,
+    Catalog,
     Prepared,
     SkillError,
     SkillMeta,
@@ -35,11 +38,7 @@ from augure.skills.runner import CheckResult, RunResult, check_files, run_skill_
 from augure.skills.store import SkillRecord, SkillStore, bundled_dir
 from augure.store.db import Store
 from augure.tools.base import RunContext, ToolResult
-from augure.tools.execute_code import api_tools
 from augure.tools.registry import ToolRegistry
-
-if TYPE_CHECKING:
-    from augure.agent.loop import Agent
 
 log = logging.getLogger(__name__)
 
@@ -52,20 +51,27 @@ WATCH_SECONDS = 2.0  # how soon changes made by another process (the CLI) reach 
 BUNDLED_KEY = "skills.bundled."  # + id: installed once; a skill the owner deleted stays gone
 
 
+# Runs an instruction skill's turn: (conversation, prompt, declared tools) → the answer. The
+# agent is a layer above the skills: it is handed in, never imported.
+TurnRunner = Callable[[str, str, Collection[str]], Awaitable[str]]
+
+
 class SkillService:
     def __init__(
         self,
         config: Config,
         store: Store,
         registry: ToolRegistry,
-        agent: Agent,
+        run_turn: TurnRunner,
+        catalog: Catalog,
         scheduler: Scheduler,
         llm: LLM,
     ) -> None:
         self.config = config
         self.files = SkillStore(config.skills.path or config.home / "skills", store)
         self.registry = registry
-        self.agent = agent
+        self.run_turn = run_turn
+        self.catalog = catalog
         self.scheduler = scheduler
         self.llm = llm
         self._coding = generate.coding_llm(config)
@@ -135,7 +141,7 @@ class SkillService:
         return installed
 
     async def refresh_catalog(self) -> None:
-        self.agent.catalog = await self.files.catalog()
+        self.catalog.text = await self.files.catalog()
 
     async def summary(self, skill_id: str) -> dict[str, Any]:
         record = await self._record(check_id(skill_id))
@@ -253,15 +259,14 @@ class SkillService:
 
     async def _instructions(self, meta: SkillMeta) -> RunResult:
         conversation = f"skill:{meta.name}"
-        await self.agent.new_conversation(conversation)
         prompt = (
             f"Run the skill {meta.name} now ({meta.description}). Follow its instructions and "
             f"answer with the result for the owner.\n\n{meta.body}"
         )
         started = time.time()
-        reply = await self.agent.handle(conversation, prompt, origin="skill", tools=meta.tools)
+        answer = await self.run_turn(conversation, prompt, meta.tools)
         calls = await self.files.calls_since(conversation, started)
-        return RunResult(ToolResult.ok(reply.text), calls)
+        return RunResult(ToolResult.ok(answer), calls)
 
     async def _failed(self, record: SkillRecord, meta: SkillMeta, failure: str) -> str:
         failures = record.failures + 1

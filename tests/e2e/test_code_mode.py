@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from augure.codemode.tool import execute_code
 from augure.tools.base import Tool
-from augure.tools.execute_code import execute_code
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import REJECTED, approval_message, buttons, final_reply, tool_results

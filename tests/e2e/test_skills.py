@@ -128,7 +128,7 @@ async def test_a_cron_skill_is_written_tested_scheduled_and_its_output_delivered
     assert "trigger: cron" in skill_md and "0 7 * * *" in skill_md
     job = await bot.core.scheduler.get("skill:water-plants")
     assert job is not None and job.cron == "0 7 * * *" and job.next_run
-    assert "- water-plants: Reminds the owner" in bot.core.agent.catalog
+    assert "- water-plants: Reminds the owner" in bot.core.agent.catalog.text
     assert await bot.core.scheduler.jobs() == []  # /jobs lists the owner's jobs only
 
     # Fired through the scheduler's ledger, as at 07:00: the code runs for real.
@@ -383,16 +383,16 @@ async def test_bundled_skills_are_installed_active_and_run(bot: Bot) -> None:
     assert call["origin"] == "skill" and call["chat_id"] == "skill:weekly-review"
 
     # Paused from the shell: the running bot drops it from the prompt's catalog.
-    assert "- weekly-review:" in bot.core.agent.catalog
+    assert "- weekly-review:" in bot.core.agent.catalog.text
     env = environment(bot.home, {"AUGURE_ALLOWED_USERS": str(OWNER)})
     code, _, err = await augure("skills", "pause", "weekly-review", env=env)
     assert code == 0, err
     for _ in range(50):
-        if "- weekly-review:" not in bot.core.agent.catalog:
+        if "- weekly-review:" not in bot.core.agent.catalog.text:
             break
         await asyncio.sleep(0.1)
-    assert "- weekly-review:" not in bot.core.agent.catalog
-    assert "- daily-digest:" in bot.core.agent.catalog
+    assert "- weekly-review:" not in bot.core.agent.catalog.text
+    assert "- daily-digest:" in bot.core.agent.catalog.text
 
 
 async def test_cli_skills_commands(tmp_path: Path, hub: Path) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from augure.agent.llm import LLMError, LLMResponse, TextSink, ToolCallRequest
+from augure.llm import LLMError, LLMResponse, TextSink, ToolCallRequest
 
 Answer = LLMResponse | LLMError
 Responder = Callable[["Request"], Answer | Awaitable[Answer]]

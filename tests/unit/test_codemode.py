@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from augure.app import build_registry
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decision, Verdict
 from augure.codemode import runtime, stubs
+from augure.codemode.tool import code_mode_schema, execute_code
 from augure.config import load_config
 from augure.memory.store import MemoryStore
 from augure.secrets import Redactor
 from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.tools.base import Artifact, Egress, RunContext, Tool, ToolResult, tool
-from augure.tools.execute_code import code_mode_schema, execute_code
 from augure.tools.executor import Executor
 from augure.tools.memory_tools import memory_write
 from augure.tools.registry import ToolRegistry

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from augure.agent.history import SUMMARY_PROMPT
-from augure.agent.llm import LLMError
 from augure.app import Core
 from augure.config import load_config
+from augure.llm import LLMError
 from tests.fakes.model import Request, ScriptedModel, answer, call
 
 MakeCore = Callable[..., Awaitable[tuple[Core, ScriptedModel]]]

@@ -28,7 +28,6 @@ from telegram.ext import (
 from telegram.request import HTTPXRequest
 
 from augure import __version__
-from augure.agent.llm import LLMError
 from augure.agent.loop import Content
 from augure.app import Core
 from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
@@ -53,6 +52,7 @@ from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.home import HomeError, HomeLock
+from augure.llm import LLMError
 from augure.recovery import recover
 from augure.scheduler.service import local
 from augure.store.audit import new_id
@@ -415,7 +415,7 @@ STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM
 
 async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool] = ()) -> None:
     """`augure run`: the bot until `stop` is set. Raises UsageError when it cannot start."""
-    from augure.cli_audit import UsageError
+    from augure.errors import UsageError
 
     token = config.telegram.token.get_secret_value() if config.telegram.token else ""
     if not token:
