@@ -7,7 +7,8 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from augure.agent.loop import Agent, ChatModel
+from augure.agent.loop import Agent
+from augure.agent.turn import ChatModel
 from augure.approval.gate import ApprovalGate
 from augure.codemode.tool import execute_code
 from augure.config import Config

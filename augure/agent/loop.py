@@ -8,69 +8,26 @@ import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Collection
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from augure.agent import history
 from augure.agent.context import build_system_prompt
 from augure.agent.tally import Tally
+from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnStream
 from augure.codemode.tool import code_mode_schema
 from augure.config import Config
-from augure.llm import LLMError, LLMResponse, TextSink
+from augure.llm import LLMError, LLMResponse
 from augure.memory.store import MemoryStore
 from augure.secrets import Redactor
 from augure.skills.model import Catalog
 from augure.store.audit import new_id
-from augure.store.db import Store, TurnUsage
-from augure.tools.base import Artifact, ToolResult
+from augure.store.db import Store
+from augure.tools.base import ToolResult
 from augure.tools.executor import Executor, outside_sources
 from augure.tools.registry import ToolRegistry
 from augure.tools.result import wrap_untrusted
 
 log = logging.getLogger(__name__)
-
-Content = str | list[dict[str, Any]]
-
-
-class ChatModel(Protocol):
-    """What a turn needs of the model: `LLM` over HTTP, or a scripted one in tests."""
-
-    model: str
-
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        *,
-        tool_choice: str | None = None,
-        on_text: TextSink | None = None,
-    ) -> LLMResponse: ...
-
-
-class TurnStream(Protocol):
-    """A channel's view of a turn as it happens (streaming previews)."""
-
-    async def text(self, delta: str) -> None:
-        """A piece of the model's answer."""
-
-    async def restart(self) -> None:
-        """A new model call begins: text shown so far was a step, not the answer."""
-
-
-@dataclass
-class Reply:
-    text: str
-    artifacts: list[Artifact] = field(default_factory=list)
-    usage: TurnUsage | None = None
-    turn_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Turn:
-    id: str
-    chat_id: str
-    origin: str
-    awaits_delivery: bool
 
 
 class Agent:
@@ -149,15 +106,56 @@ class Agent:
         stream: TurnStream | None,
         allowed: frozenset[str] | None,
     ) -> Reply:
-        chat_id = turn.chat_id
-        conversation = await self._conversation(chat_id)
+        state = await self._begin(turn, content, stream, allowed)
+        max_loops = self.config.agent.max_loops
+        budget = self.config.agent.token_budget
+        for _ in range(max_loops):
+            if budget and state.tally.total >= budget:
+                return await self._finish(
+                    state,
+                    f"I stopped: this turn used {state.tally.total} tokens, over the budget of "
+                    f"{budget} (agent.token_budget).",
+                )
+            try:
+                response = await self._ask(state)
+            except LLMError as exc:
+                log.warning("LLM call failed: %s", exc)
+                return await self._finish(
+                    state, f"Sorry, I could not get an answer: {exc}. Please try again."
+                )
+            await self._remember(state.conversation, response.as_message())
+            if not response.tool_calls:
+                answer = response.content or "(The model returned an empty answer.)"
+                return await self._finish(state, answer)
+            await self._run_tools(state, response)
+
+        # Out of rounds: one last call that may not use tools, so the owner gets an answer.
+        note = f"(I stopped after {max_loops} rounds of tool calls; agent.max_loops.)"
+        try:
+            response = await self._ask(state, tool_choice="none")
+        except LLMError:
+            return await self._finish(state, note)
+        last = {"role": "assistant", "content": response.content}
+        await self._remember(state.conversation, last)
+        return await self._finish(
+            state, f"{response.content}\n\n{note}" if response.content else note
+        )
+
+    async def _begin(
+        self,
+        turn: Turn,
+        content: Content,
+        stream: TurnStream | None,
+        allowed: frozenset[str] | None,
+    ) -> TurnState:
+        conversation = await self._conversation(turn.chat_id)
         # Images go to the model for this turn only; history keeps a text note, so a photo is
         # not sent (and paid for) again on every later turn.
         content = self._clean(content)
         stored = {"role": "user", "content": history.text_only(content)}
         # Stored with its turn before anything else happens: a crash from here on loses
         # nothing the owner said, and the restart knows a reply was owed.
-        await self.store.begin_turn(turn.id, chat_id, turn.origin, conversation.id, stored)
+        await self.store.begin_turn(turn.id, turn.chat_id, turn.origin, conversation.id, stored)
         conversation.messages.append(stored)
         tally = Tally()
         await self._compact(conversation, tally)  # keeps the newest owner message whole
@@ -171,96 +169,75 @@ class Agent:
             self.catalog.text,
         )
         loaded = conversation.loaded_tools()
-        schemas = self._schemas(loaded, allowed)
         ctx = dataclasses.replace(
             self.registry.context,
-            chat_id=chat_id,
+            chat_id=turn.chat_id,
             origin=turn.origin,
             turn_id=turn.id,
             allowed_tools=allowed,
         )
-        artifacts: list[Artifact] = []
-        mistaken: set[str] = set()  # calls the model got wrong, pruned once it has seen them
-        max_loops = self.config.agent.max_loops
-        budget = self.config.agent.token_budget
+        schemas = self._schemas(loaded, allowed)
+        return TurnState(
+            turn, conversation, system, ctx, stream, allowed, asked_at, loaded, schemas, tally
+        )
 
-        async def finish(text: str) -> Reply:
-            conversation.messages[asked_at] = {
-                "role": "user",
-                "content": history.text_only(conversation.messages[asked_at]["content"]),
-            }
-            if mistaken:
-                conversation.messages = history.prune(conversation.messages, mistaken)
-                await self.store.replace_messages(conversation.id, conversation.messages)
-            usage = None
-            if tally.calls:
-                usage = tally.usage(
-                    self.llm.model,
-                    system.text,
-                    system.memory_chars,
-                    schemas,
-                    text,
-                    conversation.messages,
-                )
-                await self.store.record_usage(chat_id, conversation.id, usage)
-            reply = Reply(self.redact(text), artifacts, usage, turn.id)
-            await self.store.turn_answered(turn.id, reply.text, delivered=not turn.awaits_delivery)
-            return reply
-
-        async def ask(**options: Any) -> LLMResponse:
-            if stream is not None:
-                if tally.calls:
-                    await stream.restart()
-                options["on_text"] = stream.text
-            messages = [system.as_message(), *conversation.messages]
-            try:
-                response = await self.llm.complete(messages, schemas, **options)
-            except LLMError as exc:
-                if exc.status != 400 or not history.has_images(conversation.messages):
-                    raise
-                # Most likely a model without vision: say so instead of failing the turn.
-                conversation.messages = history.without_images(conversation.messages)
-                messages = [system.as_message(), *conversation.messages]
-                response = await self.llm.complete(messages, schemas, **options)
-            tally.add(response)
-            return response
-
-        for _ in range(max_loops):
-            if budget and tally.total >= budget:
-                return await finish(
-                    f"I stopped: this turn used {tally.total} tokens, over the budget of "
-                    f"{budget} (agent.token_budget)."
-                )
-            try:
-                response = await ask()
-            except LLMError as exc:
-                log.warning("LLM call failed: %s", exc)
-                return await finish(f"Sorry, I could not get an answer: {exc}. Please try again.")
-            await self._remember(conversation, response.as_message())
-            if not response.tool_calls:
-                return await finish(response.content or "(The model returned an empty answer.)")
-            calls = [(call.name, call.arguments) for call in response.tool_calls]
-            results = await self.executor.run_calls(calls, ctx)
-            for call, result in zip(response.tool_calls, results, strict=True):
-                artifacts.extend(result.artifacts)
-                if result.prunable:
-                    mistaken.add(call.id)
-                if result.loaded:
-                    loaded |= result.loaded
-                    schemas = self._schemas(loaded, allowed)
-            await self._remember(
-                conversation,
-                *(tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)),
-            )
-
-        # Out of rounds: one last call that may not use tools, so the owner gets an answer.
-        note = f"(I stopped after {max_loops} rounds of tool calls; agent.max_loops.)"
+    async def _ask(self, state: TurnState, **options: Any) -> LLMResponse:
+        if state.stream is not None:
+            if state.tally.calls:
+                await state.stream.restart()
+            options["on_text"] = state.stream.text
+        conversation, system = state.conversation, state.system
+        messages = [system.as_message(), *conversation.messages]
         try:
-            response = await ask(tool_choice="none")
-        except LLMError:
-            return await finish(note)
-        await self._remember(conversation, {"role": "assistant", "content": response.content})
-        return await finish(f"{response.content}\n\n{note}" if response.content else note)
+            response = await self.llm.complete(messages, state.schemas, **options)
+        except LLMError as exc:
+            if exc.status != 400 or not history.has_images(conversation.messages):
+                raise
+            # Most likely a model without vision: say so instead of failing the turn.
+            conversation.messages = history.without_images(conversation.messages)
+            messages = [system.as_message(), *conversation.messages]
+            response = await self.llm.complete(messages, state.schemas, **options)
+        state.tally.add(response)
+        return response
+
+    async def _run_tools(self, state: TurnState, response: LLMResponse) -> None:
+        calls = [(call.name, call.arguments) for call in response.tool_calls]
+        results = await self.executor.run_calls(calls, state.ctx)
+        for call, result in zip(response.tool_calls, results, strict=True):
+            state.artifacts.extend(result.artifacts)
+            if result.prunable:
+                state.mistaken.add(call.id)
+            if result.loaded:
+                state.loaded |= result.loaded
+                state.schemas = self._schemas(state.loaded, state.allowed)
+        answers = [tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)]
+        await self._remember(state.conversation, *answers)
+
+    async def _finish(self, state: TurnState, text: str) -> Reply:
+        conversation, turn = state.conversation, state.turn
+        asked = conversation.messages[state.asked_at]["content"]
+        conversation.messages[state.asked_at] = {
+            "role": "user",
+            "content": history.text_only(asked),
+        }
+        if state.mistaken:
+            conversation.messages = history.prune(conversation.messages, state.mistaken)
+            await self.store.replace_messages(conversation.id, conversation.messages)
+        usage = None
+        if state.tally.calls:
+            system = state.system
+            usage = state.tally.usage(
+                self.llm.model,
+                system.text,
+                system.memory_chars,
+                state.schemas,
+                text,
+                conversation.messages,
+            )
+            await self.store.record_usage(turn.chat_id, conversation.id, usage)
+        reply = Reply(self.redact(text), state.artifacts, usage, turn.id)
+        await self.store.turn_answered(turn.id, reply.text, delivered=not turn.awaits_delivery)
+        return reply
 
     def _schemas(
         self, loaded: set[str], allowed: frozenset[str] | None = None

@@ -28,7 +28,7 @@ from telegram.ext import (
 from telegram.request import HTTPXRequest
 
 from augure import __version__
-from augure.agent.loop import Content
+from augure.agent.turn import Content
 from augure.app import Core
 from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
 from augure.channels.telegram.delivery import Delivery

@@ -1,0 +1,74 @@
+"""The shapes a turn is made of: what it needs of the model and the channel, what it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from augure.agent import history
+from augure.agent.context import SystemPrompt
+from augure.agent.tally import Tally
+from augure.llm import LLMResponse, TextSink
+from augure.store.db import TurnUsage
+from augure.tools.base import Artifact, RunContext
+
+Content = str | list[dict[str, Any]]
+
+
+class ChatModel(Protocol):
+    """What a turn needs of the model: `LLM` over HTTP, or a scripted one in tests."""
+
+    model: str
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        tool_choice: str | None = None,
+        on_text: TextSink | None = None,
+    ) -> LLMResponse: ...
+
+
+class TurnStream(Protocol):
+    """A channel's view of a turn as it happens (streaming previews)."""
+
+    async def text(self, delta: str) -> None:
+        """A piece of the model's answer."""
+
+    async def restart(self) -> None:
+        """A new model call begins: text shown so far was a step, not the answer."""
+
+
+@dataclass
+class Reply:
+    text: str
+    artifacts: list[Artifact] = field(default_factory=list)
+    usage: TurnUsage | None = None
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    chat_id: str
+    origin: str
+    awaits_delivery: bool
+
+
+@dataclass
+class TurnState:
+    """What one turn has gathered so far, shared by its steps."""
+
+    turn: Turn
+    conversation: history.Conversation
+    system: SystemPrompt
+    ctx: RunContext
+    stream: TurnStream | None
+    allowed: frozenset[str] | None
+    asked_at: int  # where the owner's message is: its images go after the turn
+    loaded: set[str]
+    schemas: list[dict[str, Any]]
+    tally: Tally
+    artifacts: list[Artifact] = field(default_factory=list)
+    mistaken: set[str] = field(default_factory=set)  # calls pruned once the model saw them
