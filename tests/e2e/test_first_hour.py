@@ -5,14 +5,19 @@ with those tools named as not configured. Real processes against the fakes over 
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
-from tests.e2e.helpers import augure
+from tests.e2e.conftest import OWNER as BOT_OWNER
+from tests.e2e.conftest import Bot
+from tests.e2e.helpers import augure, final_reply, tool_results
 from tests.e2e.test_cli_init import KEY, env_for, flags
+from tests.e2e.test_files import pdf
 from tests.e2e.test_lean import OPTIONAL
-from tests.fakes.openai import FakeOpenAI, text
+from tests.fakes.openai import FakeOpenAI, Reply, text, tool
 from tests.fakes.telegram import FakeTelegram
 
 OWNER = 123456789  # the id `flags` gives init
@@ -83,7 +88,31 @@ async def test_a_bare_install_starts_with_the_extras_tools_not_configured(tmp_pa
             [sys.executable, "-c", BARE_INSTALL, "run"], env_for(home, telegram), telegram, llm
         )
     line = startup_line(stderr)
-    for tool, extra in (("browser", "browser"), ("github", "github"), ("email", "email")):
-        assert f"{tool} (run pip install 'augure[{extra}]')" in line, line
+    for name, extra in (("browser", "browser"), ("github", "github"), ("email", "email")):
+        assert f"{name} (run pip install 'augure[{extra}]')" in line, line
     ready = int(line.split("; ")[1].split()[0])
     assert ready >= 5  # datetime, memory, files, http, schedule… still work
+
+
+async def test_files_reads_a_sent_text_file_and_a_sent_pdf(bot: Bot) -> None:
+    """Both documents go through Telegram's getFile and the bot's inbox, then `files`."""
+
+    def respond(request: dict[str, Any]) -> Reply:
+        told = str(request["messages"][-1]["content"])
+        saved = re.search(r"inbox/\S+\.(txt|pdf)", told)
+        if saved and request["messages"][-1]["role"] == "user":
+            return tool("files", {"action": "read", "path": saved.group(0)})
+        return text(f"Read it ({len(bot.llm.requests)}).")
+
+    bot.llm.responder = respond
+    bot.telegram.inject_message(BOT_OWNER, document=("list.txt", b"eggs, flour, milk"))
+    await final_reply(bot, "Read it (2).")
+    bot.telegram.inject_message(
+        BOT_OWNER, document=("invoice.pdf", pdf("Invoice 42: total 99 EUR", "Thank you"))
+    )
+    await final_reply(bot, "Read it (4).")
+    (text_file,) = tool_results(bot.llm, 1)
+    assert "eggs, flour, milk" in text_file and "list.txt" in text_file
+    pdf_file = tool_results(bot.llm, 3)[-1]
+    assert "--- page 1 ---\nInvoice 42: total 99 EUR" in pdf_file, pdf_file
+    assert "--- page 2 ---\nThank you" in pdf_file
