@@ -11,7 +11,7 @@ from augure.channels.telegram.media import save_to_inbox
 from augure.sandbox import workspace_for
 from augure.sandbox.bwrap import BwrapSandbox
 from augure.tools.sandbox_exec import sandbox_exec
-from tests.e2e.test_sandbox import context, home, make_config
+from tests.e2e.test_sandbox import SECRET, context, home, make_config
 
 pytestmark = pytest.mark.system_package("bubblewrap")
 __all__ = ["home"]  # the fixture, reused
@@ -34,6 +34,11 @@ async def test_sent_document_is_readable_in_the_sandbox_and_not_writable(home: P
     assert "Read-only file system" in result.output
     assert saved.read_bytes() == b"quarterly figures: 42\n"
     assert sorted(p.name for p in (home / "inbox").iterdir()) == [saved.name]
+
+    # The folder is the inbox alone: its parent inside is the workspace, not the home.
+    result = await run("cat inbox/../augure.toml inbox/../../augure.toml; ls -a inbox/..")
+    assert SECRET not in result.output and "No such file" in result.output
+    assert "state.db" not in result.output
 
 
 async def test_a_file_named_inbox_in_the_workspace_keeps_the_sandbox_working(
