@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from augure.agent import tokens
 from augure.store.db import Store
 
 INTERRUPTED = "Error: this call was interrupted (the assistant restarted) and did not complete."
@@ -91,17 +92,28 @@ SUMMARY_PROMPT = (
 MESSAGE_TOKENS = 3
 
 
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """About 4 characters a token, plus each message's framing. Runs every turn over the
+def estimate_tokens(
+    messages: list[dict[str, Any]], encoding: tokens.Choice = tokens.DEFAULT
+) -> int:
+    """Tokens of the messages plus each message's framing: counted by the tokenizer where
+    one loaded (agent/tokens.py), else about 4 characters a token. Runs every turn over the
     whole history, so plain strings are measured directly rather than JSON-encoded."""
-    return sum(map(_chars, messages)) // 4 + len(messages) * MESSAGE_TOKENS
+    framing = len(messages) * MESSAGE_TOKENS
+    coder = tokens.resolve(encoding)
+    if coder is None:
+        return sum(map(_chars, messages)) // tokens.CHARS_PER_TOKEN + framing
+    return sum(tokens.count(part, coder) for m in messages for part in _parts(m)) + framing
+
+
+def _parts(message: dict[str, Any]) -> list[str]:
+    content = message.get("content")
+    parts = [content if isinstance(content, str) else json.dumps(content or "")]
+    calls = message.get("tool_calls")
+    return [*parts, json.dumps(calls)] if calls else parts
 
 
 def _chars(message: dict[str, Any]) -> int:
-    content = message.get("content")
-    chars = len(content) if isinstance(content, str) else len(json.dumps(content or ""))
-    calls = message.get("tool_calls")
-    return chars + len(json.dumps(calls)) if calls else chars
+    return sum(map(len, _parts(message)))
 
 
 def shorten_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""What one turn spent: tokens counted by the model's usage, split into estimated parts."""
+"""What one turn spent: tokens counted by the model's usage, split into counted parts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from augure.agent import history
+from augure.agent import history, tokens
 from augure.llm import LLMResponse
 from augure.store.db import TurnUsage
 
@@ -34,18 +34,24 @@ class Tally:
         schemas: list[Any],
         output: str,
         messages: list[dict[str, Any]],
+        encoding: tokens.Choice = tokens.DEFAULT,
     ) -> TurnUsage:
-        """The turn's usage; the split (for /usage) is an estimate at ~4 characters a token."""
+        """The turn's usage; the split (for /usage) is counted by the tokenizer where one
+        loaded, else estimated at ~4 characters a token."""
+        coder = tokens.resolve(encoding)
+        prompt = tokens.count(system, coder)
+        # Memory is a slice of the system prompt: its share of the tokens, by characters.
+        memory = prompt * memory_chars // len(system) if system else 0
         return TurnUsage(
             model=model,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             llm_calls=self.calls,
             breakdown={
-                "system_prompt": (len(system) - memory_chars) // 4,
-                "memory": memory_chars // 4,
-                "tool_schemas": len(json.dumps(schemas)) // 4,
-                "history": history.estimate_tokens(messages),
-                "output": len(output) // 4,
+                "system_prompt": prompt - memory,
+                "memory": memory,
+                "tool_schemas": tokens.count(json.dumps(schemas), coder),
+                "history": history.estimate_tokens(messages, coder),
+                "output": tokens.count(output, coder),
             },
         )

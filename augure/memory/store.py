@@ -8,6 +8,8 @@ import sys
 from pathlib import Path, PurePosixPath
 
 IDENTITY = "identity.md"
+# (file, line number from 1, line); named here because `MemoryStore.list` hides `list` there.
+Matches = list[tuple[str, int, str]]
 
 
 class MemoryPathError(ValueError):
@@ -84,6 +86,21 @@ class MemoryStore:
         temporary.write_text(content, encoding="utf-8")
         os.replace(temporary, path)
         return path
+
+    def search(self, query: str, only: str | None = None) -> Matches:
+        """(file, line number from 1, line) of every line holding all of `query`'s words,
+        in any case and order; in every file, or in `only`."""
+        words = query.casefold().split()
+        if not words:
+            return []
+        names = [only] if only is not None else [name for name, _ in self.list()]
+        found: Matches = []
+        for name in names:
+            for number, line in enumerate(self.read(name).splitlines(), start=1):
+                folded = line.casefold()
+                if all(word in folded for word in words):
+                    found.append((name, number, line))
+        return found
 
     def prompt_section(self, max_tokens: int) -> str:
         """Memory for the system prompt, within about `max_tokens` (4 characters a token).

@@ -63,8 +63,10 @@ class Sandbox(Protocol):
         stdin: bytes | None = None,
         env: dict[str, str] | None = None,
         ro_files: Sequence[Path] = (),
+        inbox: Path | None = None,
     ) -> ExecResult:
-        """`ro_files`: host files (a tool's binary) to show read-only at the same path."""
+        """`ro_files`: host files (a tool's binary) to show read-only at the same path;
+        `inbox`: the owner's documents folder, shown read-only as /workspace/inbox."""
         ...
 
 

@@ -77,10 +77,12 @@ def missing_tools(as_root: bool | None = None) -> list[str]:
 # never sees, root opens the workspace (and any extra file), covers /tmp with a small tmpfs,
 # and binds what it opened there; bwrap then binds those reachable paths. The descriptors
 # are closed before the chain goes on: an open directory would be a way out of the sandbox.
-# Arguments: the workspace, the extra files, "--", the rest of the chain.
+# Arguments: the workspace, the inbox (or ""), the extra files, "--", the rest of the chain.
 STAGE = """set -e
 exec 3<"$1"
-shift
+inbox=$2
+if [ -n "$inbox" ]; then exec 9<"$inbox"; fi
+shift 2
 n=4
 for file in "$@"; do
   [ "$file" = -- ] && break
@@ -91,6 +93,11 @@ mount -t tmpfs -o mode=0755,size=65536 augure-stage /tmp
 mkdir /tmp/workspace
 mount --no-canonicalize --bind /proc/self/fd/3 /tmp/workspace
 exec 3<&-
+if [ -n "$inbox" ]; then
+  mkdir /tmp/inbox
+  mount --no-canonicalize --bind /proc/self/fd/9 /tmp/inbox
+  exec 9<&-
+fi
 n=4
 while [ "$1" != -- ]; do
   : > "/tmp/file$n"
@@ -102,7 +109,8 @@ done
 shift
 exec "$@"
 """
-# The common case, no extra files, two processes fewer: the workspace itself covers /tmp.
+# The common case, no extra files and no inbox, two processes fewer: the workspace itself
+# covers /tmp.
 STAGE_WORKSPACE = """set -e
 exec 3<"$1"
 shift
@@ -110,8 +118,11 @@ mount --no-canonicalize --bind /proc/self/fd/3 /tmp
 exec 3<&-
 exec "$@"
 """
-# The staging script can hold descriptors 4 to 9 only (sh redirects single digits).
-MAX_FILES = 6
+# The staging script can hold descriptors 4 to 9 only (sh redirects single digits), and
+# keeps 9 for the inbox.
+MAX_FILES = 5
+# Where the owner's documents appear, read-only, beside the chat's own files.
+INBOX_INSIDE = "/workspace/inbox"
 
 
 @dataclass(frozen=True)
@@ -121,6 +132,7 @@ class Mounts:
     workspace: str
     files: list[tuple[str, str]]  # (source as bwrap sees it, path inside)
     stage: list[str]  # the staging prefix of the chain (root only)
+    inbox: str | None = None  # source as bwrap sees it
 
 
 class BwrapSandbox:
@@ -201,6 +213,8 @@ class BwrapSandbox:
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         args += ["--bind", mounts.workspace, "/workspace", "--chdir", "/workspace"]
+        if mounts.inbox is not None:
+            args += ["--ro-bind", mounts.inbox, INBOX_INSIDE]
         for source, inside in mounts.files:
             args += ["--ro-bind", source, inside]
         # The root is a tmpfs bwrap built; sealed, nothing outside /workspace and /tmp is
@@ -210,16 +224,17 @@ class BwrapSandbox:
             args += ["--setenv", key, value]
         return args
 
-    def mounts(self, workspace: Path, files: Sequence[Path]) -> Mounts:
+    def mounts(self, workspace: Path, files: Sequence[Path], inbox: Path | None = None) -> Mounts:
         if not self.as_root:
-            return Mounts(str(workspace), [(str(f), str(f)) for f in files], [])
+            shown = str(inbox) if inbox is not None else None
+            return Mounts(str(workspace), [(str(f), str(f)) for f in files], [], shown)
         stage = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c"]
-        if not files:
+        if not files and inbox is None:
             stage += [STAGE_WORKSPACE, "augure-stage", str(workspace)]
             return Mounts("/tmp", [], stage)
-        stage += [STAGE, "augure-stage", str(workspace), *map(str, files), "--"]
+        stage += [STAGE, "augure-stage", str(workspace), str(inbox or ""), *map(str, files)]
         staged = [(f"/tmp/file{n}", str(f)) for n, f in enumerate(files, start=4)]
-        return Mounts("/tmp/workspace", staged, stage)
+        return Mounts("/tmp/workspace", staged, [*stage, "--"], "/tmp/inbox" if inbox else None)
 
     async def run(
         self,
@@ -230,6 +245,7 @@ class BwrapSandbox:
         stdin: bytes | None = None,
         env: dict[str, str] | None = None,
         ro_files: Sequence[Path] = (),
+        inbox: Path | None = None,
     ) -> ExecResult:
         if not argv:
             raise SandboxError("empty command")
@@ -241,7 +257,7 @@ class BwrapSandbox:
         environment = sandbox_env(env)
         fds: list[int] = []
         try:
-            mounts = self.mounts(workspace, ro_files)
+            mounts = self.mounts(workspace, ro_files, inbox)
             passwd_fd = _data_fd(PASSWD.format(uid=self.uid, gid=self.gid), fds)
             group_fd = _data_fd(GROUP.format(gid=self.gid), fds)
             filter_fd = _seccomp_fd(fds)

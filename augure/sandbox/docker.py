@@ -54,6 +54,7 @@ class DockerSandbox:
         env: dict[str, str],
         interactive: bool = False,
         ro_files: Sequence[Path] = (),
+        inbox: Path | None = None,
     ) -> list[str]:
         memory = f"{self.config.memory_mb}m"
         args = [self.docker, "run", "--rm", "--name", name]
@@ -89,6 +90,8 @@ class DockerSandbox:
             "--workdir",
             "/workspace",
         ]
+        if inbox is not None:
+            args += ["--volume", f"{inbox}:/workspace/inbox:ro"]
         for file in ro_files:
             args += ["--volume", f"{file}:{file}:ro"]
         for key in sorted(env):
@@ -104,6 +107,7 @@ class DockerSandbox:
         stdin: bytes | None = None,
         env: dict[str, str] | None = None,
         ro_files: Sequence[Path] = (),
+        inbox: Path | None = None,
     ) -> ExecResult:
         if not argv:
             raise SandboxError("empty command")
@@ -117,6 +121,7 @@ class DockerSandbox:
             env=sandbox_env(env),
             interactive=stdin is not None,
             ro_files=ro_files,
+            inbox=inbox.resolve() if inbox is not None else None,
         )
 
         async def kill(process: asyncio.subprocess.Process) -> None:

@@ -10,6 +10,10 @@ from augure.approval import canonical
 from augure.memory.store import MemoryPathError
 from augure.tools.base import RunContext, ToolResult, tool
 
+# Enough lines to answer a question, few enough not to flood the model's context.
+MAX_MATCHES = 50
+MAX_LINE_CHARS = 300
+
 
 def _clean(path: str | None) -> str:
     """One spelling per file: `identity.md/`, `./identity.md`, `a//../identity.md.` and
@@ -25,8 +29,17 @@ async def memory_read(
     path: Annotated[
         str | None, Field(description="file relative to memory/; omit to list all files")
     ] = None,
+    query: Annotated[
+        str | None,
+        Field(
+            description="words to look for: returns the lines holding all of them (any case) "
+            "of every file, or of `path`, as file:line: text"
+        ),
+    ] = None,
 ) -> ToolResult:
-    """Read a memory file, or list all memory files with their sizes."""
+    """Read a memory file, list all memory files with their sizes, or search them by words."""
+    if query is not None and query.strip():
+        return _search(ctx, query, path if path and path.strip() else None)
     if path is None or not path.strip():
         files = ctx.memory.list()
         if not files:
@@ -54,3 +67,22 @@ async def memory_write(
     except MemoryPathError as exc:
         return ToolResult.error(str(exc))
     return ToolResult.ok(f"Saved {path} ({len(content.encode())} bytes).")
+
+
+def _search(ctx: RunContext, query: str, path: str | None) -> ToolResult:
+    try:
+        found = ctx.memory.search(query, path)
+    except (MemoryPathError, FileNotFoundError) as exc:
+        return ToolResult.error(str(exc))
+    if not found:
+        where = path or "memory"
+        return ToolResult.ok(f"No line in {where} holds all of: {query.strip()}")
+    lines = [f"{name}:{number}: {_shorten(line)}" for name, number, line in found[:MAX_MATCHES]]
+    if len(found) > MAX_MATCHES:
+        rest = len(found) - MAX_MATCHES
+        lines.append(f"[{rest} more matching lines not shown; add words to narrow the query]")
+    return ToolResult.ok("\n".join(lines))
+
+
+def _shorten(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"

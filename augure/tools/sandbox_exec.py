@@ -68,11 +68,26 @@ async def _run(
         sandbox = open_sandbox(ctx.config)
         workspace = workspace_for(ctx.home, ctx.chat_id, sandbox)
         result = await sandbox.run(
-            argv, workspace=workspace, timeout=timeout, ro_files=ro_files or []
+            argv,
+            workspace=workspace,
+            timeout=timeout,
+            ro_files=ro_files or [],
+            inbox=_inbox(ctx.home, workspace),
         )
     except SandboxError as exc:
         return ToolResult.error(f"sandbox unavailable: {exc}")
     return report(result, timeout)
+
+
+def _inbox(home: Path, workspace: Path) -> Path | None:
+    """The owner's documents folder, to show read-only at `inbox/` in the workspace; None
+    before the first document, or when the chat keeps something else under that name (the
+    mount would fail)."""
+    mount_point = workspace / "inbox"
+    if mount_point.is_symlink() or (mount_point.exists() and not mount_point.is_dir()):
+        return None
+    inbox = home / "inbox"
+    return inbox if inbox.is_dir() and not inbox.is_symlink() else None
 
 
 @tool(
@@ -83,7 +98,8 @@ async def _run(
     target=lambda p: f"sandbox_exec:argv={_command(p)}",
     rule=_exec_rule,
     timeout=TOOL_TIMEOUT,
-    hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace); "
+    hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace; the "
+    "owner's documents read-only in inbox/); "
     "no network unless the owner enabled it",
 )
 async def sandbox_exec(

@@ -60,8 +60,11 @@ def test_network_stdin_files_and_a_non_root_bot(monkeypatch: pytest.MonkeyPatch)
         env={},
         interactive=True,
         ro_files=[Path("/opt/agent/bin/agent")],
+        inbox=Path("/home/me/.augure/inbox"),
     )
     assert argv[argv.index("--network") + 1] == "bridge"
+    # The owner's documents, beside the workspace and read-only.
+    assert "/home/me/.augure/inbox:/workspace/inbox:ro" in argv
     assert argv[argv.index("--user") + 1] == "1000:1000"  # never root in the container
     assert "--interactive" in argv
     assert "/opt/agent/bin/agent:/opt/agent/bin/agent:ro" in argv

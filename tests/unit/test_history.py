@@ -22,7 +22,7 @@ def test_each_message_costs_its_framing_as_well_as_its_text() -> None:
     # compacted and every request carried the whole of it.
     messages = chat(1000)
     text_only = sum(len(m["content"]) for m in messages) // 4
-    assert estimate_tokens(messages) == text_only + len(messages) * MESSAGE_TOKENS
+    assert estimate_tokens(messages, None) == text_only + len(messages) * MESSAGE_TOKENS
     assert MESSAGE_TOKENS >= 3
 
 

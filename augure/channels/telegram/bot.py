@@ -415,6 +415,7 @@ STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM
 
 async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool] = ()) -> None:
     """`augure run`: the bot until `stop` is set. Raises UsageError when it cannot start."""
+    from augure import startup
     from augure.errors import UsageError
 
     token = config.telegram.token.get_secret_value() if config.telegram.token else ""
@@ -436,6 +437,7 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
         except Exception as exc:
             raise UsageError(_start_failure(exc, config)) from None
         await core.scheduler.start()
+        log.info(startup.summary(config, core.registry, channel.application.bot.username))
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()
         log.info("stopping")

@@ -1,0 +1,66 @@
+"""docs/config-reference.md, generated from the config models like the `augure.toml` template,
+so the reference cannot drift from the code: `python -m augure.config_reference > FILE`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from augure.config import TOOL_SECTIONS, Config, tool_section_model
+from augure.config_template import DESCRIPTIONS, NOT_SET, _dict_of_models, _sub_model, _toml_value
+
+INTRO = """\
+# Configuration reference
+
+Generated from the config models by `python -m augure.config_reference` (a test checks this
+file against it): every section and key of `augure.toml`, its default and what it means.
+[config.md](config.md) explains where values come from; `augure init` writes the same keys,
+commented out, into `augure.toml`.
+
+Any key can also be set in the environment as `AUGURE__SECTION__KEY` (for `[tools.NAME]`:
+`AUGURE__TOOLS__NAME__KEY`), which wins over the file. Secrets are best kept in the
+environment or in `$AUGURE_HOME/.env`, never in the file.
+"""
+
+
+def reference() -> str:
+    out = [INTRO]
+    for name, field in Config.model_fields.items():
+        sub = _sub_model(field)
+        if field.exclude or sub is None:
+            continue
+        _section(out, sub, name)
+    for tool_name in TOOL_SECTIONS:
+        _section(out, tool_section_model(tool_name), f"tools.{tool_name}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _section(out: list[str], model: type[BaseModel], path: str) -> None:
+    out += [f"## `[{path}]`", "", DESCRIPTIONS[path.replace(".NAME", "")], ""]
+    rows: list[str] = []
+    tables: list[tuple[type[BaseModel], str]] = []
+    for name, field in model.model_fields.items():
+        key = f"{path}.{name}"
+        if field.exclude:
+            continue
+        if (sub := _sub_model(field)) is not None:
+            tables.append((sub, key))
+            continue
+        if (item := _dict_of_models(field)) is not None:
+            tables.append((item, f"{key}.NAME"))
+            continue
+        default = None if field.is_required() else field.get_default(call_default_factory=True)
+        shown = _toml_value(default)
+        meaning = DESCRIPTIONS[key.replace(".NAME.", ".*.")].replace("|", "\\|")
+        rows.append(
+            f"| `{name}` | `{shown}` | {meaning} |"
+            if shown
+            else f"| `{name}` | {NOT_SET} | {meaning} |"
+        )
+    if rows:
+        out += ["| key | default | meaning |", "| --- | --- | --- |", *rows, ""]
+    for sub, key in tables:
+        _section(out, sub, key)
+
+
+if __name__ == "__main__":
+    print(reference(), end="")

@@ -1,0 +1,118 @@
+"""The first hour (issue 15's done-when checks): `augure init`, then `augure run` with nothing
+else set answers the owner and logs who it is; a bare install (no extras) starts the same way
+with those tools named as not configured. Real processes against the fakes over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import OWNER as BOT_OWNER
+from tests.e2e.conftest import Bot
+from tests.e2e.helpers import augure, final_reply, tool_results
+from tests.e2e.test_cli_init import KEY, env_for, flags
+from tests.e2e.test_files import pdf
+from tests.e2e.test_lean import OPTIONAL
+from tests.fakes.openai import FakeOpenAI, Reply, text, tool
+from tests.fakes.telegram import FakeTelegram
+
+OWNER = 123456789  # the id `flags` gives init
+
+# `python -m augure` as if installed by `pip install .` alone: Python's own marker for a
+# module that cannot be imported, set for every library an extra brings.
+BARE_INSTALL = (
+    "import runpy, sys\n"
+    f"for name in {OPTIONAL!r}:\n"
+    "    sys.modules[name] = None\n"
+    "runpy.run_module('augure', run_name='__main__')\n"
+)
+
+
+async def run_until_answered(
+    argv: list[str], env: dict[str, str], telegram: FakeTelegram, llm: FakeOpenAI
+) -> str:
+    """Start `augure run`, have the owner say hello, wait for the answer, stop: its stderr."""
+    process = await asyncio.create_subprocess_exec(
+        *argv, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        llm.script(text("Hello, owner."))
+        telegram.inject_message(OWNER, "hello")
+        await telegram.wait_for("sendMessage", timeout=30)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), 15)
+    assert process.returncode == 0, err.decode()
+    return err.decode()
+
+
+def startup_line(stderr: str) -> str:
+    (line,) = [line for line in stderr.splitlines() if "Augure 0.1.0 as @" in line]
+    return line
+
+
+async def test_init_then_run_with_nothing_else_set_answers_and_says_who_it_is(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        llm.script(text("OK"))  # init's check of the model
+        code, _, err = await augure(*flags(telegram, llm), env=env_for(home, telegram))
+        assert code == 0, err
+        # Only the home and where the (fake) Bot API is: the rest comes from what init wrote.
+        stderr = await run_until_answered(
+            [sys.executable, "-m", "augure", "run"], env_for(home, telegram), telegram, llm
+        )
+        sent = telegram.sent("sendMessage")
+        token = telegram.token
+    assert int(sent[-1].params["chat_id"]) == OWNER
+    assert "Hello, owner." in sent[-1].params["text"]
+    line = startup_line(stderr)
+    assert "Augure 0.1.0 as @augure_test_bot: model test-model; " in line
+    assert " tools ready; not configured: " in line
+    assert "email (set [tools.email]" in line  # what to set, by name
+    assert token not in stderr and KEY not in stderr
+
+
+async def test_a_bare_install_starts_with_the_extras_tools_not_configured(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        llm.script(text("OK"))
+        code, _, err = await augure(*flags(telegram, llm), env=env_for(home, telegram))
+        assert code == 0, err
+        stderr = await run_until_answered(
+            [sys.executable, "-c", BARE_INSTALL, "run"], env_for(home, telegram), telegram, llm
+        )
+    line = startup_line(stderr)
+    for name, extra in (("browser", "browser"), ("github", "github"), ("email", "email")):
+        assert f"{name} (run pip install 'augure[{extra}]')" in line, line
+    ready = int(line.split("; ")[1].split()[0])
+    assert ready >= 5  # datetime, memory, files, http, schedule… still work
+
+
+async def test_files_reads_a_sent_text_file_and_a_sent_pdf(bot: Bot) -> None:
+    """Both documents go through Telegram's getFile and the bot's inbox, then `files`."""
+
+    def respond(request: dict[str, Any]) -> Reply:
+        told = str(request["messages"][-1]["content"])
+        saved = re.search(r"inbox/\S+\.(txt|pdf)", told)
+        if saved and request["messages"][-1]["role"] == "user":
+            return tool("files", {"action": "read", "path": saved.group(0)})
+        return text(f"Read it ({len(bot.llm.requests)}).")
+
+    bot.llm.responder = respond
+    bot.telegram.inject_message(BOT_OWNER, document=("list.txt", b"eggs, flour, milk"))
+    await final_reply(bot, "Read it (2).")
+    bot.telegram.inject_message(
+        BOT_OWNER, document=("invoice.pdf", pdf("Invoice 42: total 99 EUR", "Thank you"))
+    )
+    await final_reply(bot, "Read it (4).")
+    (text_file,) = tool_results(bot.llm, 1)
+    assert "eggs, flour, milk" in text_file and "list.txt" in text_file
+    pdf_file = tool_results(bot.llm, 3)[-1]
+    assert "--- page 1 ---\nInvoice 42: total 99 EUR" in pdf_file, pdf_file
+    assert "--- page 2 ---\nThank you" in pdf_file

@@ -1,0 +1,99 @@
+"""Token counts: a tokenizer handed in is what counts; without one, or when it cannot load,
+the ~4 characters a token estimate."""
+
+from __future__ import annotations
+
+import threading
+
+from augure.agent import tokens
+from augure.agent.history import MESSAGE_TOKENS, estimate_tokens
+from augure.agent.tally import Tally
+
+
+class WordEncoding:
+    """A tiny tokenizer: one token per word. Records what it was asked to count."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.seen.append(text)
+        return [len(word) for word in text.split()]
+
+
+MESSAGES = [
+    {"role": "user", "content": "please count these five words"},
+    {"role": "assistant", "content": "x" * 400},
+]
+
+
+def test_the_tokenizer_counts_when_one_is_given() -> None:
+    words = WordEncoding()
+    assert tokens.count("three short words", words) == 3
+    assert estimate_tokens(MESSAGES, words) == 5 + 1 + 2 * MESSAGE_TOKENS
+    assert "please count these five words" in words.seen
+
+
+def test_without_a_tokenizer_four_characters_make_a_token() -> None:
+    assert tokens.count("abcdefgh", None) == 2
+    chars = len("please count these five words") + 400
+    assert estimate_tokens(MESSAGES, None) == chars // 4 + 2 * MESSAGE_TOKENS
+
+
+def test_tool_calls_are_counted_too() -> None:
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "a b c"}]}
+    words = WordEncoding()
+    assert estimate_tokens([call], words) > MESSAGE_TOKENS + 1
+    assert any('"c1"' in seen for seen in words.seen)
+
+
+def test_the_usage_split_uses_the_tokenizer() -> None:
+    usage = Tally().usage(
+        "m",
+        system="one two three four memory memory",
+        memory_chars=len("memory memory"),
+        schemas=[{"name": "tool"}],
+        output="the answer",
+        messages=MESSAGES,
+        encoding=WordEncoding(),
+    )
+    breakdown = usage.breakdown
+    assert breakdown["system_prompt"] + breakdown["memory"] == 6
+    assert breakdown["memory"] == 6 * len("memory memory") // len(
+        "one two three four memory memory"
+    )
+    assert breakdown["output"] == 2
+    assert breakdown["history"] == 6 + 2 * MESSAGE_TOKENS
+
+
+def test_a_loader_that_fails_means_the_estimate() -> None:
+    def broken() -> tokens.Encoding:
+        raise ConnectionError("no network to fetch o200k_base.tiktoken")
+
+    assert tokens.load(broken) is None
+
+
+def test_a_loader_that_hangs_means_the_estimate() -> None:
+    release = threading.Event()
+
+    def stuck() -> tokens.Encoding:
+        release.wait()
+        return WordEncoding()
+
+    try:
+        assert tokens.load(stuck, seconds=0.05) is None
+    finally:
+        release.set()
+
+
+def test_a_loader_that_works_is_used() -> None:
+    words = WordEncoding()
+    assert tokens.load(lambda: words) is words
+
+
+def test_the_default_is_a_tokenizer_or_the_estimate_never_an_error() -> None:
+    """Here tiktoken may be installed without network or cache: loading must not raise."""
+    encoding = tokens.default_encoding()
+    text = "hello there world"
+    expected = len(text) // 4 if encoding is None else len(encoding.encode_ordinary(text))
+    assert tokens.count(text) == expected
