@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, Va
 
 from augure.config import Config
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+from augure.tools.settings import settings_for
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
@@ -42,6 +43,7 @@ QUOTE_AWARE_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
 Security = Literal["ssl", "starttls", "none"]
 
 
+@settings_for("email")
 class EmailConfig(BaseModel):
     """`[tools.email]`; EMAIL_USERNAME and EMAIL_PASSWORD override the file's values."""
 

@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from augure.config import Config
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+from augure.tools.settings import settings_for
 
 Action = Literal[
     "list_issues",
@@ -83,6 +84,7 @@ NOT_CONFIGURED = "set GITHUB_TOKEN (or [tools.github] token)"
 DEFAULT_BASE_URL = "https://api.github.com"
 
 
+@settings_for("github")
 class GitHubSettings(BaseModel):
     """The `[tools.github]` table."""
 

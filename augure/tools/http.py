@@ -34,6 +34,7 @@ from augure.approval.rules import literal
 from augure.netguard import BlockedURL, Pinned, pin_url
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 from augure.tools.http_render import render
+from augure.tools.settings import settings_for
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -65,6 +66,7 @@ class Preset(BaseModel):
         return value
 
 
+@settings_for("http")
 class HttpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

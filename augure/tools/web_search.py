@@ -12,6 +12,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+from augure.tools.settings import settings_for
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -21,6 +22,7 @@ DEFAULT_BASE = {"tavily": "https://api.tavily.com", "exa": "https://api.exa.ai"}
 KEY_VARIABLE = {"tavily": "TAVILY_API_KEY", "exa": "EXA_API_KEY"}
 
 
+@settings_for("web_search")
 class SearchSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
