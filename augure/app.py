@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 
 from augure.agent.loop import Agent
 from augure.agent.turn import ChatModel
-from augure.approval.gate import ApprovalGate
+from augure.approval.gate import ApprovalGate, Approver
 from augure.codemode.tool import execute_code
 from augure.config import Config
 from augure.llm import LLM
 from augure.memory.store import MemoryStore
-from augure.scheduler.service import Scheduler
+from augure.scheduler.service import Notifier, Scheduler
 from augure.secrets import Redactor
 from augure.skills.model import Catalog
 from augure.skills.service import SkillService
@@ -92,10 +92,18 @@ class Core:
 
     @classmethod
     async def open(
-        cls, config: Config, extra_tools: Sequence[Tool] = (), model: ChatModel | None = None
+        cls,
+        config: Config,
+        extra_tools: Sequence[Tool] = (),
+        model: ChatModel | None = None,
+        *,
+        approvers: Sequence[Approver] = (),
+        notifier: Notifier | None = None,
     ) -> Core:
-        """Build everything but the channel. `extra_tools` is how a deployment adds tools;
-        `model` replaces the HTTP model for turns (an in-process scripted one in tests)."""
+        """Build everything but the channels' inbound sides. `extra_tools` is how a deployment
+        adds tools; `model` replaces the HTTP model for turns (an in-process scripted one in
+        tests). Each of `approvers` is shown every approval request (none: such calls are
+        rejected); `notifier` delivers what jobs and skills produce outside a turn."""
         config.home.mkdir(parents=True, exist_ok=True)
         memory = MemoryStore(config.memory_dir)
         memory.ensure()
@@ -103,26 +111,10 @@ class Core:
         redact = Redactor.from_config(config)
         registry = build_registry(config, extra_tools)
         audit = Audit(store)
-        gate = ApprovalGate(audit, config.approval.timeout_seconds)
+        gate = ApprovalGate(audit, config.approval.timeout_seconds, approvers)
         executor = Executor(registry, audit, gate, config, redact)
-        registry.set_context(
-            RunContext(
-                config=config,
-                memory=memory,
-                store=store,
-                registry=registry,
-                execute=executor.run,
-            )
-        )
-        if not config.approval.enabled:
-            log.warning(
-                "APPROVAL IS DISABLED (approval.enabled = false): write and high-risk tool "
-                "calls will run WITHOUT asking the owner. Use this only in a trusted lab."
-            )
-        llm = LLM(config.llm)
-        catalog = Catalog()
-        agent = Agent(config, store, registry, executor, model or llm, memory, redact, catalog)
 
+        # The jobs' runners reach the agent and the skills built below, when a job runs.
         async def run_job(conversation: str, prompt: str) -> str:
             # Each run starts a fresh conversation: a job's output is delivered to the owner,
             # never fed back as user input, and never piles up across runs.
@@ -144,8 +136,26 @@ class Core:
             misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
             owner_chat=config.owner_chat,
             run_skill=run_skill,
+            notifier=notifier,
         )
-        registry.context.scheduler = scheduler
+        registry.set_context(
+            RunContext(
+                config=config,
+                memory=memory,
+                store=store,
+                registry=registry,
+                scheduler=scheduler,
+                execute=executor.run,
+            )
+        )
+        if not config.approval.enabled:
+            log.warning(
+                "APPROVAL IS DISABLED (approval.enabled = false): write and high-risk tool "
+                "calls will run WITHOUT asking the owner. Use this only in a trusted lab."
+            )
+        llm = LLM(config.llm)
+        catalog = Catalog()
+        agent = Agent(config, store, registry, executor, model or llm, memory, redact, catalog)
         # Skills: their tools need the service, which needs the agent and the scheduler.
         skills = SkillService(config, store, registry, run_skill_turn, catalog, scheduler, llm)
         for skill_tool in skill_tools(skills):

@@ -131,11 +131,12 @@ async def _run(config: Config, args: argparse.Namespace) -> int:
 
 async def _chat(config: Config, args: argparse.Namespace) -> int:
     from augure.app import Core
-    from augure.channels.console import chat
+    from augure.channels.console import ConsoleChannel, chat
 
-    core = await Core.open(config)
+    console = ConsoleChannel(sys.stdin, sys.stdout)
+    core = await Core.open(config, approvers=[console], notifier=console)
     try:
-        await chat(core)
+        await chat(core, console)
     finally:
         await core.close()
     return 0
@@ -189,8 +190,9 @@ async def _memory(config: Config, args: argparse.Namespace) -> int:
 
 async def _tools(config: Config, args: argparse.Namespace) -> int:
     from augure.app import Core
+    from augure.channels.console import terminal_approvers
 
-    core = await Core.open(config)
+    core = await Core.open(config, approvers=terminal_approvers())
     try:
         registry = core.registry
         if args.action == "list":
@@ -209,12 +211,6 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
             raise UsageError(f"--args is not valid JSON: {exc.msg}") from None
         if not isinstance(arguments, dict):
             raise UsageError("--args must be a JSON object")
-        # The same gate as in chat: at a terminal the owner answers y/N; from a script there is
-        # no one to ask, so a call that needs approval is rejected.
-        if sys.stdin.isatty():
-            from augure.channels.console import ConsoleApprover
-
-            core.gate.approver = ConsoleApprover(core.gate, sys.stdin, sys.stderr)
         ctx = dataclasses.replace(registry.context, origin="cli", chat_id=None)
         result = await core.executor.run(args.name, arguments, ctx)
         print(result.output)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 
 from augure.config import Config
 from augure.errors import UsageError
@@ -35,6 +34,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 async def skills(config: Config, args: argparse.Namespace) -> int:
     from augure.app import Core
+    from augure.channels.console import terminal_approvers
 
     action = args.action or "list"
     if action != "list":
@@ -42,7 +42,7 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
             check_id(args.id)
         except SkillError as exc:
             raise UsageError(str(exc)) from None
-    core = await Core.open(config)
+    core = await Core.open(config, approvers=terminal_approvers())
     try:
         service = core.skills
         if action == "list":
@@ -54,11 +54,6 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
                 print("No skills.")
             return 0
         if action in ("run", "install"):
-            # The same gate as in chat: y/N at a terminal, rejected from a script.
-            if sys.stdin.isatty():
-                from augure.channels.console import ConsoleApprover
-
-                core.gate.approver = ConsoleApprover(core.gate, sys.stdin, sys.stderr)
             ctx = dataclasses.replace(core.registry.context, origin="cli", chat_id=None)
             tool = "run_skill" if action == "run" else "install_skill"
             key = "id" if action == "run" else "skill_id"

@@ -7,7 +7,6 @@ Precedence, highest first: `AUGURE__SECTION__KEY` variables, the plain variables
 from __future__ import annotations
 
 import difflib
-import importlib
 import os
 import tomllib
 import typing
@@ -31,6 +30,8 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+from augure import tool_settings
 
 
 class ConfigError(Exception):
@@ -128,13 +129,6 @@ class CodeModeConfig(_Section):
     max_tool_calls: int = Field(default=50, gt=0)
 
 
-class OpencodeSettings(_Section):
-    """`[tools.opencode]`: the coding agent `opencode` runs in the sandbox."""
-
-    command: str | list[str] | None = None
-    args: str | list[str] = []
-
-
 class SkillsConfig(_Section):
     path: Path | None = None
     hub_url: str | None = None
@@ -142,8 +136,8 @@ class SkillsConfig(_Section):
 
 
 class ToolsConfig(BaseModel):
-    # Per-tool sections (`[tools.http]`, ...) belong to the tools that read them, so unknown
-    # sub-tables are kept rather than refused here.
+    # Per-tool sections (`[tools.http]`, ...) are checked by `load_config` against the model
+    # each tool declares (augure.tool_settings), so sub-tables are kept rather than refused.
     model_config = ConfigDict(extra="allow")
 
     enabled: list[str] = ["*"]
@@ -238,27 +232,10 @@ PLAIN_VARIABLES: dict[str, tuple[str, str]] = {
     "AUGURE_MODEL": ("llm", "model"),
 }
 
-# `[tools.NAME]` sections and the model each is checked against (module, class). Imported
-# only when the section is present, so a config without `[tools.browser]` loads no browser code.
-TOOL_SECTIONS: dict[str, tuple[str, str]] = {
-    "web_search": ("augure.tools.web_search", "SearchSettings"),
-    "http": ("augure.tools.http", "HttpSettings"),
-    "email": ("augure.tools.email", "EmailConfig"),
-    "github": ("augure.tools.github", "GitHubSettings"),
-    "browser": ("augure.tools.browser_session", "BrowserSettings"),
-    "opencode": ("augure.config", "OpencodeSettings"),
-}
-
 ENV_FILE_NAME = ".env"
 # Variables that `load_env_file` took from a file (name -> file), so that an error about one
 # says where to fix it.
 _FROM_ENV_FILE: dict[str, Path] = {}
-
-
-def tool_section_model(name: str) -> type[BaseModel]:
-    module, attribute = TOOL_SECTIONS[name]
-    model: type[BaseModel] = getattr(importlib.import_module(module), attribute)
-    return model
 
 
 def host_zone() -> str:
@@ -366,23 +343,26 @@ class _InvalidToolSection(Exception):
 
 
 def _check_tool_sections(config: Config) -> None:
-    """Each `[tools.NAME]` must be a known tool's section holding only that tool's keys."""
+    """Each `[tools.NAME]` must be a tool's declared section holding only that tool's keys."""
     for name, value in (config.tools.model_extra or {}).items():
-        if value == {} and name in TOOL_SECTIONS:
+        if value == {} and tool_settings.may_declare(name):
             continue  # the empty tables `augure init` writes: nothing to import and check
-        if name not in TOOL_SECTIONS:
+        model = tool_settings.settings_model(name) if isinstance(value, dict) else None
+        if model is None:
             kind = "section" if isinstance(value, dict) else "key"
             raise _UnknownToolSection(("tools", name), kind)
         try:
-            tool_section_model(name).model_validate(value)
+            model.model_validate(value)
         except ValidationError as exc:
             raise _InvalidToolSection(name, exc) from None
 
 
 def _model_at(loc: tuple[str, ...]) -> type[BaseModel] | None:
     """The config model that holds the last part of `loc`, to suggest its valid keys."""
-    if len(loc) >= 2 and loc[0] == "tools" and loc[1] in TOOL_SECTIONS:
-        model: type[BaseModel] = tool_section_model(loc[1])
+    in_tool = len(loc) >= 3 and loc[0] == "tools"
+    declared = tool_settings.settings_model(loc[1]) if in_tool else None
+    if declared is not None:
+        model: type[BaseModel] = declared
         rest = loc[2:-1]
     else:
         model, rest = Config, loc[:-1]
@@ -405,7 +385,7 @@ def _valid_keys(loc: tuple[str, ...]) -> list[str]:
         return []
     keys = [name for name, field in model.model_fields.items() if not field.exclude]
     if model is ToolsConfig:
-        keys += list(TOOL_SECTIONS)
+        keys += list(tool_settings.declared())
     return keys
 
 

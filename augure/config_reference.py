@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from augure.config import TOOL_SECTIONS, Config, tool_section_model
+from augure.config import Config
 from augure.config_template import DESCRIPTIONS, NOT_SET, _dict_of_models, _sub_model, _toml_value
+from augure.tool_settings import declared
 
 INTRO = """\
 # Configuration reference
@@ -29,8 +30,8 @@ def reference() -> str:
         if field.exclude or sub is None:
             continue
         _section(out, sub, name)
-    for tool_name in TOOL_SECTIONS:
-        _section(out, tool_section_model(tool_name), f"tools.{tool_name}")
+    for tool_name, model in declared(builtin_only=True).items():
+        _section(out, model, f"tools.{tool_name}")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -1,9 +1,9 @@
 """The commented `augure.toml` that `augure init` writes, generated from the config models.
 
-Every section and key comes from the models themselves (`Config`, and each `[tools.NAME]`
-model of `TOOL_SECTIONS`), so the file cannot list a key that does not exist or miss one
-that does. Defaults are written commented out: the code keeps owning them, and the owner
-uncomments what they change. Values `augure init` asked for are written active.
+Every section and key comes from the models themselves (`Config`, and the model each
+built-in tool declares for its `[tools.NAME]`), so the file cannot list a key that does not
+exist or miss one that does. Defaults are written commented out: the code keeps owning them,
+and the owner uncomments what they change. Values `augure init` asked for are written active.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
-from augure.config import TOOL_SECTIONS, Config, ToolsConfig, tool_section_model
+from augure.config import Config, ToolsConfig
+from augure.tool_settings import declared
 
 HEADER = """\
 # Augure configuration. Every section and key is listed with its default, commented out;
@@ -173,9 +174,9 @@ def all_keys() -> list[str]:
         sub = _sub_model(field)
         assert sub is not None
         paths += [path for path, _ in keys(sub, name)]
-    for name in TOOL_SECTIONS:
+    for name, model in declared(builtin_only=True).items():
         paths.append(f"tools.{name}")
-        paths += [path for path, _ in keys(tool_section_model(name), f"tools.{name}")]
+        paths += [path for path, _ in keys(model, f"tools.{name}")]
     return paths
 
 
@@ -189,8 +190,8 @@ def render(answers: dict[str, Any] | None = None, env_file: str = "$AUGURE_HOME/
             continue
         _table(out, sub, name, given)
         if sub is ToolsConfig:
-            for tool_name in TOOL_SECTIONS:
-                _table(out, tool_section_model(tool_name), f"tools.{tool_name}", given)
+            for tool_name, model in declared(builtin_only=True).items():
+                _table(out, model, f"tools.{tool_name}", given)
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -31,7 +31,7 @@ class Notifier(Protocol):
 
     async def send(self, chat_id: str, markdown: str) -> None: ...
 
-    async def finalize(self, chat_id: str, message_id: int, markdown: str) -> None:
+    async def edit(self, chat_id: str, message_id: int, markdown: str) -> None:
         """Replace a message already shown (a streamed preview) with this text."""
         ...
 
@@ -73,12 +73,12 @@ async def _recover_turn(
     if answered:
         done.replies_delivered += 1
         reply = turn["reply"] or ""
-        sent = notify.finalize(chat, preview, reply) if preview else notify.send(chat, reply)
+        sent = notify.edit(chat, preview, reply) if preview else notify.send(chat, reply)
     else:
         done.turns_interrupted += 1
         if preview:
             shown = (turn["preview_text"] or "").rstrip()
-            sent = notify.finalize(chat, preview, f"{shown}\n\n_{INTERRUPTED_NOTE}_")
+            sent = notify.edit(chat, preview, f"{shown}\n\n_{INTERRUPTED_NOTE}_")
         else:
             sent = notify.send(chat, INTERRUPTED_UNSEEN)
     if not await _quietly(sent):

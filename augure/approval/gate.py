@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -67,11 +68,27 @@ class ApprovalRequest:
     digest: str | None = None  # sha256 of exactly what is shown; a press approves that only
 
 
+class Decide(Protocol):
+    """Settles one presented request; None when it was already decided."""
+
+    async def __call__(
+        self, decision: Decision, by: str, *, reason: str | None = None, always: bool = False
+    ) -> Verdict | None: ...
+
+
 class Approver(Protocol):
     """Implemented by a channel: show a request to the owner, then show its outcome."""
 
-    async def present(self, request: ApprovalRequest) -> dict[str, Any] | None:
-        """Show the request. Returns a reference stored with it (e.g. the message id)."""
+    # Names the approver's reference in the audit row, so a later start concludes each
+    # approver's message with its own reference.
+    name: str
+
+    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
+        """Show the request. Returns a reference stored with it (e.g. the message id).
+
+        `decide` answers this request from inside the channel (the terminal's y/N); a channel
+        whose answers arrive as its own inbound events (a button press) may ignore it and call
+        `ApprovalGate.decide` there instead."""
         ...
 
     async def conclude(self, ref: dict[str, Any] | None, tool: str, verdict: Verdict) -> None:
@@ -80,10 +97,14 @@ class Approver(Protocol):
 
 
 class ApprovalGate:
-    def __init__(self, audit: Audit, timeout_seconds: float) -> None:
+    """Presents each request on every approver; the first decision, from any of them, wins."""
+
+    def __init__(
+        self, audit: Audit, timeout_seconds: float, approvers: Sequence[Approver] = ()
+    ) -> None:
         self.audit = audit
         self.timeout_seconds = timeout_seconds
-        self.approver: Approver | None = None
+        self.approvers = tuple(approvers)
         self._pending: dict[str, asyncio.Future[Verdict]] = {}
         self._watcher: asyncio.Task[None] | None = None
         self._in_flight = 0
@@ -101,17 +122,19 @@ class ApprovalGate:
                 self._idle.set()
 
     async def _request(self, request: ApprovalRequest) -> Verdict:
-        if self.approver is None:
+        if not self.approvers:
             verdict = Verdict(Decision.REJECTED, "system", "no one is there to approve it")
             await self.audit.decide(request.id, verdict.decision, verdict.by, verdict.reason)
             return verdict
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._pending[request.id] = future
         self._ensure_watcher()
-        ref: dict[str, Any] | None = None
+        shown: dict[Approver, dict[str, Any] | None] = {}
         try:
-            ref = await self.approver.present(request)
-            await self.audit.set_approval_ref(request.id, ref)
+            shown = await self._present(request)
+            # Each approver's reference by its name: a later start concludes every message.
+            refs = {approver.name: ref for approver, ref in shown.items()}
+            await self.audit.set_approval_ref(request.id, {"shown": refs})
             verdict = await asyncio.wait_for(asyncio.shield(future), self.timeout_seconds)
         except TimeoutError:
             verdict = Verdict(Decision.TIMED_OUT, "timeout")
@@ -123,11 +146,40 @@ class ApprovalGate:
             await self.audit.decide(request.id, verdict.decision, verdict.by, verdict.reason)
         finally:
             self._pending.pop(request.id, None)
-        try:
-            await self.approver.conclude(ref, request.tool, verdict)
-        except Exception as exc:
-            log.warning("could not update the approval message: %s", exc)
+        await asyncio.gather(
+            *(self._conclude(a, ref, request.tool, verdict) for a, ref in shown.items())
+        )
         return verdict
+
+    async def _present(self, request: ApprovalRequest) -> dict[Approver, dict[str, Any] | None]:
+        """Show the request on every approver; one that fails is left out, all failing raises."""
+
+        async def decide(
+            decision: Decision, by: str, *, reason: str | None = None, always: bool = False
+        ) -> Verdict | None:
+            return await self.decide(request.id, decision, by, reason=reason, always=always)
+
+        results = await asyncio.gather(
+            *(approver.present(request, decide) for approver in self.approvers),
+            return_exceptions=True,
+        )
+        shown: dict[Approver, dict[str, Any] | None] = {}
+        for approver, result in zip(self.approvers, results, strict=True):
+            if isinstance(result, BaseException):
+                log.warning("%s could not show the approval request: %s", approver.name, result)
+            else:
+                shown[approver] = result
+        if not shown:
+            raise LookupError("no approver could show the request")
+        return shown
+
+    async def _conclude(
+        self, approver: Approver, ref: dict[str, Any] | None, tool: str, verdict: Verdict
+    ) -> None:
+        try:
+            await approver.conclude(ref, tool, verdict)
+        except Exception as exc:
+            log.warning("could not update the approval message on %s: %s", approver.name, exc)
 
     async def decide(
         self,
@@ -153,11 +205,20 @@ class ApprovalGate:
         for row in stale:
             verdict = Verdict(Decision.REJECTED, "restart", "the assistant restarted")
             if await self.audit.decide(row["id"], verdict.decision, verdict.by, verdict.reason):
-                ref = json.loads(row["approval_ref"]) if row["approval_ref"] else None
-                if self.approver is not None and ref is not None:
-                    with contextlib.suppress(Exception):
-                        await self.approver.conclude(ref, row["tool"], verdict)
+                stored = json.loads(row["approval_ref"]) if row["approval_ref"] else None
+                for approver, ref in self._refs(stored).items():
+                    if ref is not None:
+                        await self._conclude(approver, ref, row["tool"], verdict)
         return len(stale)
+
+    def _refs(self, stored: Any) -> dict[Approver, dict[str, Any] | None]:
+        """Each approver's reference from a stored row; a row written before approvers were
+        named holds the one approver's reference itself."""
+        if not isinstance(stored, dict):
+            return {}
+        if "shown" not in stored:
+            return {approver: stored for approver in self.approvers}
+        return {a: stored["shown"][a.name] for a in self.approvers if a.name in stored["shown"]}
 
     async def close(self) -> None:
         if self._watcher is not None:

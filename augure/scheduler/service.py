@@ -49,7 +49,7 @@ SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from o
 class Notifier(Protocol):
     """Implemented by a channel: deliver a message to a chat outside any turn."""
 
-    async def notify(self, chat_id: str, text: str) -> None: ...
+    async def send(self, chat_id: str, markdown: str) -> None: ...
 
 
 class JobError(ValueError):
@@ -126,6 +126,7 @@ class Scheduler:
         owner_chat: str | None,
         clock: Clock = lambda: datetime.now(UTC),
         run_skill: RunSkill | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.db = store.db
         self.run_turn = run_turn
@@ -134,7 +135,7 @@ class Scheduler:
         self.grace = timedelta(seconds=misfire_grace_seconds)
         self.owner_chat = owner_chat
         self.now = clock
-        self.notifier: Notifier | None = None
+        self.notifier = notifier
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
@@ -470,7 +471,7 @@ class Scheduler:
             log.warning("no channel to deliver to %s: %s", chat_id, text[:200])
             return False
         try:
-            await self.notifier.notify(chat_id, text)
+            await self.notifier.send(chat_id, text)
         except Exception:
             log.exception("could not deliver to %s", chat_id)
             return False

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 from augure.netguard import BlockedURL, check_url
+from augure.tool_settings import settings_for
 from augure.tools.browser_proxy import GuardProxy, HostCheck, public_only
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ ACTION_TIMEOUT_MS = 10_000
 NAVIGATION_TIMEOUT_MS = 30_000
 
 
+@settings_for("browser")
 class BrowserSettings(BaseModel):
     """`[tools.browser]`."""
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from augure.config import Config
+from augure.tool_settings import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ QUOTE_AWARE_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
 Security = Literal["ssl", "starttls", "none"]
 
 
+@settings_for("email")
 class EmailConfig(BaseModel):
     """`[tools.email]`; EMAIL_USERNAME and EMAIL_PASSWORD override the file's values."""
 

@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from augure.config import Config
+from augure.tool_settings import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 Action = Literal[
@@ -83,6 +84,7 @@ NOT_CONFIGURED = "set GITHUB_TOKEN (or [tools.github] token)"
 DEFAULT_BASE_URL = "https://api.github.com"
 
 
+@settings_for("github")
 class GitHubSettings(BaseModel):
     """The `[tools.github]` table."""
 

@@ -32,6 +32,7 @@ from pydantic_core import PydanticCustomError
 from augure.approval import canonical
 from augure.approval.rules import literal
 from augure.netguard import BlockedURL, Pinned, pin_url
+from augure.tool_settings import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 from augure.tools.http_render import render
 
@@ -65,6 +66,7 @@ class Preset(BaseModel):
         return value
 
 
+@settings_for("http")
 class HttpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -17,6 +17,7 @@ from augure.approval.rules import literal
 from augure.config import Config
 from augure.sandbox import ExecResult, SandboxError, open_sandbox, sandbox_problem, workspace_for
 from augure.tools.base import RunContext, ToolResult, tool
+from augure.tools.opencode import OpencodeSettings
 
 # The sandbox enforces its own wall clock; this only keeps the executor from cutting first.
 TOOL_TIMEOUT = 24 * 3600.0
@@ -124,19 +125,20 @@ def opencode_problem(config: Config) -> str | None:
     return sandbox_problem(config)
 
 
+def _opencode_settings(config: Config) -> OpencodeSettings:
+    return OpencodeSettings.model_validate(config.tools.section("opencode"))
+
+
 def _opencode_command(config: Config) -> list[str]:
-    section = config.tools.section("opencode")
-    command = section.get("command")
+    command = _opencode_settings(config).command
     if isinstance(command, list):
-        return [str(part) for part in command]
-    return shlex.split(command) if isinstance(command, str) and command.strip() else []
+        return command
+    return shlex.split(command) if command and command.strip() else []
 
 
 def _opencode_args(config: Config) -> list[str]:
-    args = config.tools.section("opencode").get("args", [])
-    if isinstance(args, str):
-        return shlex.split(args)
-    return [str(arg) for arg in args] if isinstance(args, list) else []
+    args = _opencode_settings(config).args
+    return shlex.split(args) if isinstance(args, str) else args
 
 
 @tool(

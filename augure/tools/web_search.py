@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from augure.tool_settings import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ DEFAULT_BASE = {"tavily": "https://api.tavily.com", "exa": "https://api.exa.ai"}
 KEY_VARIABLE = {"tavily": "TAVILY_API_KEY", "exa": "EXA_API_KEY"}
 
 
+@settings_for("web_search")
 class SearchSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

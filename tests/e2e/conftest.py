@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from augure.app import Core
-from augure.channels.telegram.bot import TelegramChannel
+from augure.channels.telegram.bot import TelegramBot
 from augure.config import load_config
 from augure.tools.base import Tool
 from tests.fakes.openai import FakeOpenAI
@@ -69,7 +69,7 @@ class Bot:
     llm: FakeOpenAI
     monkeypatch: pytest.MonkeyPatch
     core: Core | None = None
-    channel: TelegramChannel | None = None
+    channel: TelegramBot | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     extra_tools: list[Tool] = field(default_factory=list)
 
@@ -81,8 +81,8 @@ class Bot:
         for name, value in environment.items():
             self.monkeypatch.setenv(name, value)
         config = load_config()
-        self.core = await Core.open(config, self.extra_tools)
-        self.channel = TelegramChannel(self.core, self.telegram.token)
+        self.channel = await TelegramBot.open(config, self.telegram.token, self.extra_tools)
+        self.core = self.channel.core
         await self.channel.start()
         await self.core.scheduler.start()  # as `augure run` does
         return self

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from augure.app import Core
-from augure.channels.console import chat
+from augure.channels.console import ConsoleChannel, chat
 from augure.config import load_config
 from augure.secrets import RedactingFilter
 from augure.tools.base import Tool
@@ -173,15 +173,16 @@ async def test_terminal_chat_asks_y_or_n(
 ) -> None:
     for name, value in bot_environment(tmp_path, telegram, llm).items():
         monkeypatch.setenv(name, value)
-    core = await Core.open(load_config(), test_tools.TEST_TOOLS)
+    stdout = io.StringIO()
+    console = ConsoleChannel(io.StringIO("send one\ny\nsend another\nmaybe\n"), stdout)
+    core = await Core.open(load_config(), test_tools.TEST_TOOLS, approvers=[console])
     llm.script(
         tool("send_note", {"to": "hal", "text": "first"}),
         text("Sent the first."),
         tool("send_note", {"to": "hal", "text": "second"}),
         text("Did not send the second."),
     )
-    stdout = io.StringIO()
-    await chat(core, io.StringIO("send one\ny\nsend another\nmaybe\n"), stdout)
+    await chat(core, console)
     await core.close()
     output = stdout.getvalue()
     assert "Approve send_note?" in output and '"to": "hal"' in output

@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from augure.app import build_registry
-from augure.approval.gate import ApprovalGate, ApprovalRequest, Decision, Verdict
+from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import code_mode_schema, execute_code
 from augure.config import load_config
@@ -75,16 +75,22 @@ mail = Tool("mail", "Mail with a keyword parameter.", _MailParams, _mail)
 
 
 class Owner:
-    """An approver that answers every request with the next scripted decision."""
+    """An approver that answers every request with the next scripted decision; with none
+    scripted it cannot be reached."""
 
-    def __init__(self, gate: ApprovalGate, *decisions: Decision) -> None:
-        self.gate, self.decisions, self.asked = gate, list(decisions), []
+    name = "owner"
 
-    async def present(self, request: ApprovalRequest) -> dict[str, Any] | None:
+    def __init__(self) -> None:
+        self.decisions: list[Decision] = []
+        self.asked: list[ApprovalRequest] = []
+
+    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
+        if not self.decisions:
+            raise LookupError("no answer scripted")
         self.asked.append(request)
         decision = self.decisions.pop(0)
         asyncio.get_running_loop().call_soon(
-            lambda: asyncio.ensure_future(self.gate.decide(request.id, decision, "owner"))
+            lambda: asyncio.ensure_future(decide(decision, "owner"))
         )
         return None
 
@@ -93,14 +99,21 @@ class Owner:
 
 
 @pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[tuple[ToolRegistry, RunContext, Audit]]:
+def owner() -> Owner:
+    return Owner()
+
+
+@pytest.fixture
+async def app(
+    tmp_path: Path, owner: Owner
+) -> AsyncIterator[tuple[ToolRegistry, RunContext, Audit]]:
     config = load_config(home=tmp_path)
     config.code_mode.timeout_seconds = 2.0
     config.code_mode.max_tool_calls = 5
     store = await Store.open(tmp_path / "state.db")
     registry = build_registry(config, [execute_code, send, page, kinds, mail, snap])
     audit = Audit(store)
-    gate = ApprovalGate(audit, timeout_seconds=5)
+    gate = ApprovalGate(audit, timeout_seconds=5, approvers=[owner])
     run = Executor(registry, audit, gate, config, Redactor({})).run
     memory = MemoryStore(tmp_path / "memory")
     memory.ensure()
@@ -316,12 +329,10 @@ async def test_three_tools_in_one_snippet_through_the_executor(
 
 
 async def test_approval_inside_code_approve_and_reject(
-    app: tuple[ToolRegistry, RunContext, Audit],
+    app: tuple[ToolRegistry, RunContext, Audit], owner: Owner
 ) -> None:
     registry, ctx, audit = app
-    gate = ctx.execute.__self__.approvals  # type: ignore[union-attr]
-    owner = Owner(gate, Decision.APPROVED, Decision.REJECTED)
-    gate.approver = owner
+    owner.decisions += [Decision.APPROVED, Decision.REJECTED]
     snippet = (
         "for who in ['ann', 'bob']:\n"
         "    try:\n"

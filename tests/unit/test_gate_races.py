@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from augure.approval.gate import ApprovalGate, ApprovalRequest, Decision, Verdict
+from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
 from augure.store.audit import Audit
 from augure.store.db import Store
 
@@ -15,11 +15,13 @@ from augure.store.db import Store
 class Owner:
     """An approver that records what it was shown and how each request was concluded."""
 
+    name = "owner"
+
     def __init__(self) -> None:
         self.presented: list[str] = []
         self.concluded: list[tuple[str, Decision]] = []
 
-    async def present(self, request: ApprovalRequest) -> dict[str, Any] | None:
+    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
         self.presented.append(request.id)
         return {"message": request.id}
 
@@ -39,8 +41,8 @@ async def pending_request(audit: Audit) -> ApprovalRequest:
 async def test_a_press_racing_the_timeout_has_one_winner(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "state.db")
     audit = Audit(store)
-    gate, owner = ApprovalGate(audit, 0.05), Owner()
-    gate.approver = owner
+    owner = Owner()
+    gate = ApprovalGate(audit, 0.05, [owner])
     for attempt in range(40):
         request = await pending_request(audit)
         asking = asyncio.create_task(gate.request(request))
@@ -59,8 +61,7 @@ async def test_a_press_racing_the_timeout_has_one_winner(tmp_path: Path) -> None
 async def test_a_press_racing_a_restart_has_one_winner(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "state.db")
     audit = Audit(store)
-    running, restarted = ApprovalGate(audit, 30), ApprovalGate(audit, 30)
-    running.approver = Owner()
+    running, restarted = ApprovalGate(audit, 30, [Owner()]), ApprovalGate(audit, 30)
     for _ in range(10):
         request = await pending_request(audit)
         asking = asyncio.create_task(running.request(request))

@@ -23,7 +23,7 @@ class Notices:
             raise ConnectionError("Bot API unreachable")
         self.sent.append((chat_id, markdown))
 
-    async def finalize(self, chat_id: str, message_id: int, markdown: str) -> None:
+    async def edit(self, chat_id: str, message_id: int, markdown: str) -> None:
         if self.fail:
             raise ConnectionError("Bot API unreachable")
         self.finalized.append((chat_id, message_id, markdown))

@@ -41,7 +41,7 @@ class World:
             await asyncio.Event().wait()
         return f"done: {prompt}"
 
-    async def notify(self, chat_id: str, text: str) -> None:
+    async def send(self, chat_id: str, text: str) -> None:
         if self.deliver_fails:
             raise ConnectionError("Telegram is down")
         self.delivered.append((chat_id, text))
@@ -62,8 +62,8 @@ def scheduler(store: Store, clock: Clock, world: World, grace: int = 60) -> Sche
         misfire_grace_seconds=grace,
         owner_chat="1001",
         clock=clock,
+        notifier=world,
     )
-    made.notifier = world
     return made
 
 

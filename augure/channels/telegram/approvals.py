@@ -12,9 +12,10 @@ from telegram.constants import ParseMode
 from telegram.ext import ContextTypes
 
 from augure.app import Core
-from augure.approval.gate import ApprovalRequest, Decision, Verdict
+from augure.approval.gate import ApprovalRequest, Decide, Decision, Verdict
 from augure.approval.shown import arguments_text, visible
 from augure.channels.telegram.delivery import Delivery
+from augure.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +30,12 @@ CHOICES = {
 
 
 class TelegramApprover:
-    """The gate's Approver for Telegram: one message per request, buttons removed after."""
+    """The gate's Approver for Telegram: one message per request, buttons removed after.
 
-    def __init__(self, core: Core, delivery: Delivery) -> None:
-        self.core = core
+    A press arrives as an update and is decided by `on_button`, not here."""
+
+    def __init__(self, config: Config, delivery: Delivery) -> None:
+        self.config = config
         self.delivery = delivery
         self.bot = delivery.bot
 
@@ -43,12 +46,12 @@ class TelegramApprover:
         chat = request.chat_id or ""
         if chat.isdigit():
             return int(chat)
-        owner = self.core.config.owner_chat
+        owner = self.config.owner_chat
         if owner is None:
             raise LookupError("no owner chat to ask")
         return int(owner)
 
-    async def present(self, request: ApprovalRequest) -> dict[str, Any]:
+    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any]:
         chat_id = self._chat_for(request)
         if chat_id < 0:  # a group or channel: approvals go to a private chat only (SPEC §4)
             raise LookupError("approval requests are never posted outside a private chat")

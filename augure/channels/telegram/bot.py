@@ -30,8 +30,8 @@ from telegram.request import HTTPXRequest
 from augure import __version__
 from augure.agent.turn import Content
 from augure.app import Core
-from augure.channels.telegram.approvals import TelegramApprover, approvals_command, on_button
-from augure.channels.telegram.delivery import Delivery
+from augure.channels.telegram.approvals import approvals_command, on_button
+from augure.channels.telegram.channel import TelegramChannel
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
     addressed,
@@ -39,14 +39,8 @@ from augure.channels.telegram.inbound import (
     in_group,
     without_mention,
 )
-from augure.channels.telegram.media import (
-    document_text,
-    photo_content,
-    send_artifacts,
-    voice_bytes,
-)
+from augure.channels.telegram.media import document_text, photo_content, voice_bytes
 from augure.channels.telegram.polling import PollingBot
-from augure.channels.telegram.recovery import RecoveryNotices
 from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.usage import usage_report
@@ -96,31 +90,54 @@ KINDS_AS_TEXT = filters.LOCATION | filters.VENUE | filters.CONTACT | filters.Sti
 NOT_ALLOWED = "You are not allowed to use this bot."
 
 
-class TelegramChannel:
-    def __init__(self, core: Core, token: str, home_lock: HomeLock | None = None) -> None:
+def build_application(config: Config, token: str) -> Application[Any, Any, Any, Any, Any, Any]:
+    root = config.telegram.api_url.rstrip("/")
+    bot = PollingBot(
+        token,
+        base_url=f"{root}/bot",
+        base_file_url=f"{root}/file/bot",
+        # What ApplicationBuilder would give: many connections for replies, one for polls.
+        request=HTTPXRequest(connection_pool_size=256),
+        get_updates_request=HTTPXRequest(),
+    )
+    return (
+        ApplicationBuilder()
+        .bot(bot)
+        # A turn may wait on an approval button; that press arrives as another update,
+        # so updates must not be processed one at a time. Per-chat order is kept by the
+        # agent's per-chat lock.
+        .concurrent_updates(True)
+        # PTB builds its own APScheduler JobQueue whenever APScheduler is installed (it is
+        # ours): jobs run on Augure's scheduler, so no second one is started beside it.
+        .job_queue(None)
+        .build()
+    )
+
+
+class TelegramBot:
+    """Telegram's inbound side: updates become turns and commands of the core, whose replies
+    leave through the channel."""
+
+    @classmethod
+    async def open(
+        cls,
+        config: Config,
+        token: str,
+        extra_tools: Sequence[Tool] = (),
+        home_lock: HomeLock | None = None,
+    ) -> TelegramBot:
+        """The channel first, then the core built with it, then the handlers given both."""
+        channel = TelegramChannel(config, build_application(config, token))
+        core = await Core.open(config, extra_tools, approvers=[channel], notifier=channel)
+        return cls(core, channel, home_lock)
+
+    def __init__(
+        self, core: Core, channel: TelegramChannel, home_lock: HomeLock | None = None
+    ) -> None:
         self.core = core
-        root = core.config.telegram.api_url.rstrip("/")
-        bot = PollingBot(
-            token,
-            base_url=f"{root}/bot",
-            base_file_url=f"{root}/file/bot",
-            # What ApplicationBuilder would give: many connections for replies, one for polls.
-            request=HTTPXRequest(connection_pool_size=256),
-            get_updates_request=HTTPXRequest(),
-        )
-        self.application: Application[Any, Any, Any, Any, Any, Any] = (
-            ApplicationBuilder()
-            .bot(bot)
-            # A turn may wait on an approval button; that press arrives as another update,
-            # so updates must not be processed one at a time. Per-chat order is kept by the
-            # agent's per-chat lock.
-            .concurrent_updates(True)
-            # PTB builds its own APScheduler JobQueue whenever APScheduler is installed (it is
-            # ours): jobs run on Augure's scheduler, so no second one is started beside it.
-            .job_queue(None)
-            .build()
-        )
-        self.delivery = Delivery(self.application.bot)
+        self.channel = channel
+        self.application = channel.application
+        self.delivery = channel.delivery
         self.allowed = set(core.config.telegram.allowed_users)
         self.streaming = core.config.telegram.streaming
         app = self.application
@@ -153,15 +170,13 @@ class TelegramChannel:
         self._background: set[asyncio.Task[Any]] = set()
         self._chat_order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.home_lock = home_lock
-        core.gate.approver = TelegramApprover(core, self.delivery)
-        core.scheduler.notifier = self
 
     async def start(self) -> None:
         await self.application.initialize()
         await self.application.start()
         # Before polling: what the last run cut off is settled before anything new runs.
         core = self.core
-        await recover(core.store, core.audit, core.gate, RecoveryNotices(self))
+        await recover(core.store, core.audit, core.gate, self.channel)
         assert self.application.updater is not None
         await self.application.updater.start_polling(
             allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
@@ -275,13 +290,6 @@ class TelegramChannel:
     async def _button(self, update: Update, context: Context) -> None:
         await on_button(self.core, update, context)
 
-    async def notify(self, chat_id: str, text: str) -> None:
-        """Deliver outside a turn (scheduled jobs): to that chat, else to the owner."""
-        target = chat_id if chat_id.lstrip("-").isdigit() else self.core.config.owner_chat
-        if target is None:
-            raise LookupError("no chat to deliver to")
-        await self.delivery.send_markdown(int(target), text)
-
     async def _jobs(self, update: Update, context: Context) -> None:
         scheduler = self.core.scheduler
         zone = ZoneInfo(scheduler.zone)
@@ -364,7 +372,8 @@ class TelegramChannel:
         else:
             await self.delivery.send_markdown(chat_id, reply.text)
         await agent.delivered(turn_id)
-        await send_artifacts(self.delivery, chat_id, reply.artifacts)
+        for artifact in reply.artifacts:
+            await self.channel.deliver(str(chat_id), artifact)
 
     async def _usage(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
@@ -426,23 +435,23 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
     home_lock = HomeLock(config.home)
     try:
         home_lock.acquire()
-        core = await Core.open(config, extra_tools)
+        bot = await TelegramBot.open(config, token, extra_tools, home_lock)
     except (HomeError, StateError) as exc:
         home_lock.release()
         raise UsageError(str(exc)) from None
-    channel = TelegramChannel(core, token, home_lock)
+    core = bot.core
     try:
         try:
-            await channel.start()
+            await bot.start()
         except Exception as exc:
             raise UsageError(_start_failure(exc, config)) from None
         await core.scheduler.start()
-        log.info(startup.summary(config, core.registry, channel.application.bot.username))
+        log.info(startup.summary(config, core.registry, bot.application.bot.username))
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()
         log.info("stopping")
     finally:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(channel.stop(), STOP_SECONDS)
+            await asyncio.wait_for(bot.stop(), STOP_SECONDS)
         await core.close()
         home_lock.release()
