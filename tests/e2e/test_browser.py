@@ -23,8 +23,8 @@ from augure.netguard import IPAddress
 from augure.tools import browser as browser_module
 from augure.tools.base import RunContext
 from augure.tools.browser import Call, act, browser, probe
-from augure.tools.browser_proxy import GuardProxy, HostCheck, public_only
-from augure.tools.browser_session import BrowserError, BrowserPool, BrowserSettings, find_executable
+from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
+from augure.tools.browser.session import BrowserError, BrowserPool, BrowserSettings, find_executable
 from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram

@@ -5,7 +5,7 @@ many small steps, and asking the owner at each one would make the tool unusable.
 is that the model can submit a web form without asking; an owner who does not accept that
 disables the tool (`[tools] disabled = ["browser"]`) or denies hosts with rules on the
 `browser:open:<host><path>` target. What the browser can reach is fenced by the SSRF guard
-(see browser_proxy.py), which is not a judgment call.
+(see proxy.py), which is not a judgment call.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 from augure.approval import canonical
 from augure.config import Config
 from augure.tools.base import Artifact, Egress, RunContext, ToolResult, describe, tool
-from augure.tools.browser_proxy import BLOCKED_HEADER
-from augure.tools.browser_session import (
+from augure.tools.browser.proxy import BLOCKED_HEADER
+from augure.tools.browser.session import (
     FLAGS,
     BrowserError,
     BrowserPool,

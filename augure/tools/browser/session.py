@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 from augure.netguard import BlockedURL, check_url
 from augure.tool_settings import settings_for
-from augure.tools.browser_proxy import GuardProxy, HostCheck, public_only
+from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 
 log = logging.getLogger(__name__)
 

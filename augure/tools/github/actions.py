@@ -23,8 +23,8 @@ from github.IssueComment import IssueComment
 from github.Repository import Repository
 from urllib3.util.retry import Retry
 
-from augure.tools import github_render as render
 from augure.tools.base import ToolResult
+from augure.tools.github import render
 
 ISSUE_ACTIONS = frozenset({"get_issue", "update_issue", "comment_issue"})
 PR_ACTIONS = frozenset({"get_pr", "review_pr", "merge_pr"})

@@ -132,7 +132,7 @@ def _target(p: Any) -> str:
         return f"github:{p.action}:{p.query or ''}"
     if p.action == "list_repos":
         return f"github:list_repos:{p.owner or '@me'}"
-    from augure.tools.github_actions import where_of
+    from augure.tools.github.actions import where_of
 
     return f"github:{p.action}:{where_of(p)}"
 
@@ -190,7 +190,7 @@ async def github(
     pull requests; list and read repositories; list and create releases; search issues,
     code and repositories."""
     # PyGithub costs ~0.1 s to import: paid on the first GitHub call, not at every start.
-    from augure.tools.github_actions import Call, run
+    from augure.tools.github.actions import Call, run
 
     call = Call(
         action, owner, repo, issue_number, pull_number, title, body, state, labels, base,

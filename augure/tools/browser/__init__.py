@@ -1,0 +1,8 @@
+"""The `browser` tool: Chromium through Playwright, which is imported when the tool first runs.
+`tool` declares it, `session` keeps the browser and its pages (and the `[tools.browser]`
+settings), `proxy` is the guard every request of the page passes through."""
+
+from augure.tools.browser.session import BrowserSettings
+from augure.tools.browser.tool import Call, act, browser, probe, shutdown
+
+__all__ = ["BrowserSettings", "Call", "act", "browser", "probe", "shutdown"]
