@@ -6,7 +6,14 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from augure.config import Config
-from augure.config_template import DESCRIPTIONS, NOT_SET, _dict_of_models, _sub_model, _toml_value
+from augure.config_template import (
+    DESCRIPTIONS,
+    NOT_SET,
+    _sub_model,
+    _toml_value,
+    described_key,
+    split,
+)
 from augure.tool_settings import declared
 
 INTRO = """\
@@ -38,20 +45,11 @@ def reference() -> str:
 def _section(out: list[str], model: type[BaseModel], path: str) -> None:
     out += [f"## `[{path}]`", "", DESCRIPTIONS[path.replace(".NAME", "")], ""]
     rows: list[str] = []
-    tables: list[tuple[type[BaseModel], str]] = []
-    for name, field in model.model_fields.items():
-        key = f"{path}.{name}"
-        if field.exclude:
-            continue
-        if (sub := _sub_model(field)) is not None:
-            tables.append((sub, key))
-            continue
-        if (item := _dict_of_models(field)) is not None:
-            tables.append((item, f"{key}.NAME"))
-            continue
+    plain, tables = split(model, path)
+    for name, key, field in plain:
         default = None if field.is_required() else field.get_default(call_default_factory=True)
         shown = _toml_value(default)
-        meaning = DESCRIPTIONS[key.replace(".NAME.", ".*.")].replace("|", "\\|")
+        meaning = described_key(key).replace("|", "\\|")
         rows.append(
             f"| `{name}` | `{shown}` | {meaning} |"
             if shown

@@ -195,24 +195,40 @@ def render(answers: dict[str, Any] | None = None, env_file: str = "$AUGURE_HOME/
     return "\n".join(out).rstrip() + "\n"
 
 
-def _table(out: list[str], model: type[BaseModel], path: str, given: dict[str, Any]) -> None:
-    example = path.endswith(".NAME")
-    described = DESCRIPTIONS[path.removesuffix(".NAME")]
-    out.append(f"# {described}")
-    out.append(f"# [{path}]" if example else f"[{path}]")
-    tables: list[tuple[type[BaseModel], str]] = []
+Field = tuple[str, str, FieldInfo]  # name, dotted key, field
+Table = tuple[type[BaseModel], str]  # model, dotted path (`KEY.NAME` for a table of tables)
+
+
+def split(model: type[BaseModel], path: str) -> tuple[list[Field], list[Table]]:
+    """A table's plain keys, and its sub-tables (a free-form table of tables, such as
+    `[tools.http.presets.NAME]`, as an example table `KEY.NAME`)."""
+    plain: list[Field] = []
+    tables: list[Table] = []
     for name, field in model.model_fields.items():
         key = f"{path}.{name}"
         if field.exclude:
             continue
         if (sub := _sub_model(field)) is not None:
             tables.append((sub, key))
-            continue
-        if (item := _dict_of_models(field)) is not None:
-            # A free-form table of tables: shown as an example after this table's keys.
+        elif (item := _dict_of_models(field)) is not None:
             tables.append((item, f"{key}.NAME"))
-            continue
-        out.append(f"# {DESCRIPTIONS[key.replace('.NAME.', '.*.')]}")
+        else:
+            plain.append((name, key, field))
+    return plain, tables
+
+
+def described_key(key: str) -> str:
+    return DESCRIPTIONS[key.replace(".NAME.", ".*.")]
+
+
+def _table(out: list[str], model: type[BaseModel], path: str, given: dict[str, Any]) -> None:
+    example = path.endswith(".NAME")
+    described = DESCRIPTIONS[path.removesuffix(".NAME")]
+    out.append(f"# {described}")
+    out.append(f"# [{path}]" if example else f"[{path}]")
+    plain, tables = split(model, path)
+    for name, key, field in plain:
+        out.append(f"# {described_key(key)}")
         if key in given:
             out.append(f"{name} = {_toml_value(given[key])}")
             continue

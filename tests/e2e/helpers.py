@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -100,3 +102,21 @@ def publish(
             hashes[name] = hashlib.sha256(signed.encode()).hexdigest()
         entries.append({"id": skill_id, "version": version, "description": "d", "files": hashes})
     (folder / "manifest.json").write_text(json.dumps({"skills": entries}), encoding="utf-8")
+
+
+async def launch(env: dict[str, str]) -> asyncio.subprocess.Process:
+    """A real `augure run` (with the test tools) in its own process."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.e2e.launcher", env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+async def until(db: Path, query: str) -> None:
+    """Wait until the database shows the state a crash must come after."""
+    for _ in range(200):
+        with contextlib.closing(sqlite3.connect(db)) as connection:
+            if connection.execute(query).fetchone():
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never reached: {query}")

@@ -17,7 +17,8 @@ import pytest
 from augure.recovery import INTERRUPTED_NOTE, INTERRUPTED_UNSEEN
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
-from tests.e2e.helpers import augure, environment
+from tests.e2e.helpers import augure, environment, launch, until
+from tests.e2e.test_restart import PENDING_SHOWN
 from tests.fakes.openai import FakeOpenAI, Reply, text, tool
 from tests.fakes.telegram import FakeTelegram
 from tests.unit.test_state_layer import hold_lock
@@ -76,23 +77,6 @@ async def test_a_database_locked_by_another_process_for_8_s_delays_the_answer_on
 # -- crashes: a real `augure run` process, killed with SIGKILL ----------------------------
 
 
-async def launch(env: dict[str, str]) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.e2e.launcher", env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-
-
-async def until(db: Path, query: str) -> None:
-    """Wait until the database shows the state the crash must come after."""
-    for _ in range(200):
-        with contextlib.closing(sqlite3.connect(db)) as connection:
-            if connection.execute(query).fetchone():
-                return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never reached: {query}")
-
-
 async def new_poll(telegram: FakeTelegram, polls: int) -> None:
     """Wait for a getUpdates from a newly started bot (after `polls` seen before)."""
     for _ in range(400):
@@ -131,17 +115,27 @@ async def restart_twice(env: dict[str, str], telegram: FakeTelegram) -> list[str
     return said
 
 
+async def crash(
+    env: dict[str, str], telegram: FakeTelegram, llm: FakeOpenAI, reply: Reply, said: str, at: str
+) -> None:
+    """Start the bot, have the owner say `said` to a model answering `reply`, and kill -9 the
+    bot once the database shows `at`."""
+    process = await launch(env)
+    await telegram.wait_polling(timeout=20)
+    llm.script(reply)
+    telegram.inject_message(OWNER, said)
+    await until(Path(env["AUGURE_HOME"]) / "state.db", at)
+    process.kill()  # SIGKILL: no chance to clean up
+    await process.wait()
+
+
 async def test_kill_mid_stream_finalises_the_preview_in_place_once(tmp_path: Path) -> None:
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
-        process = await launch(env)
-        await telegram.wait_polling(timeout=20)
         words = " ".join(f"word{n}" for n in range(400))
-        llm.script(text(words, chunk_size=4, chunk_delay=0.05))
-        telegram.inject_message(OWNER, "tell me a long story")
-        await until(tmp_path / "state.db", "SELECT 1 FROM turns WHERE preview_message_id > 0")
-        process.kill()
-        await process.wait()
+        story = text(words, chunk_size=4, chunk_delay=0.05)
+        shown = "SELECT 1 FROM turns WHERE preview_message_id > 0"
+        await crash(env, telegram, llm, story, "tell me a long story", shown)
         (preview,) = telegram.messages(OWNER)
 
         first, second = await restart_twice(env, telegram)
@@ -156,13 +150,9 @@ async def test_kill_mid_stream_finalises_the_preview_in_place_once(tmp_path: Pat
 async def test_kill_before_any_preview_tells_the_owner_to_ask_again_once(tmp_path: Path) -> None:
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
-        process = await launch(env)
-        await telegram.wait_polling(timeout=20)
-        llm.script(text("too late", delay=30))
-        telegram.inject_message(OWNER, "what time is it?")
-        await llm.wait_requests(1, timeout=20)
-        process.kill()
-        await process.wait()
+        late = text("too late", delay=30)
+        running = "SELECT 1 FROM turns WHERE status = 'running'"
+        await crash(env, telegram, llm, late, "what time is it?", running)
         first, second = await restart_twice(env, telegram)
         assert first == INTERRUPTED_UNSEEN and second == ""
         with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as connection:
@@ -175,13 +165,9 @@ async def test_kill_mid_tool_records_it_interrupted_names_it_once_and_never_reru
 ) -> None:
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
-        process = await launch(env)
-        await telegram.wait_polling(timeout=20)
-        llm.script(tool("slow_job", {"name": "backup"}))
-        telegram.inject_message(OWNER, "run the backup job")
-        await until(tmp_path / "state.db", "SELECT 1 FROM invocations WHERE status = 'running'")
-        process.kill()
-        await process.wait()
+        job = tool("slow_job", {"name": "backup"})
+        running = "SELECT 1 FROM invocations WHERE status = 'running'"
+        await crash(env, telegram, llm, job, "run the backup job", running)
         first, second = await restart_twice(env, telegram)
         assert "`slow_job`" in first or "slow_job" in first
         assert "interrupted" in first and second == ""
@@ -196,16 +182,8 @@ async def test_kill_with_an_approval_pending_expires_it_once_and_never_runs(
 ) -> None:
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
-        process = await launch(env)
-        await telegram.wait_polling(timeout=20)
-        llm.script(tool("send_note", {"to": "ivy", "text": "x"}))
-        telegram.inject_message(OWNER, "tell ivy")
-        await until(
-            tmp_path / "state.db",
-            "SELECT 1 FROM invocations WHERE approval_status = 'pending' AND approval_ref NOT NULL",
-        )
-        process.kill()
-        await process.wait()
+        note = tool("send_note", {"to": "ivy", "text": "x"})
+        await crash(env, telegram, llm, note, "tell ivy", PENDING_SHOWN)
         first, second = await restart_twice(env, telegram)
         assert "the assistant restarted" in first and second == ""
         request = telegram.messages(OWNER)[0]

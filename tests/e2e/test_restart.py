@@ -3,38 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
-from tests.e2e.helpers import approval_message, augure, buttons, environment
+from tests.e2e.helpers import approval_message, augure, buttons, environment, launch, until
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
 
-
-async def launch(env: dict[str, str]) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.e2e.launcher", env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-
-
-async def recorded(db: Path) -> None:
-    """Wait until the pending request's message is stored with it (the crash comes after)."""
-    for _ in range(100):
-        with contextlib.closing(sqlite3.connect(db)) as connection:
-            row = connection.execute(
-                "SELECT approval_ref FROM invocations WHERE approval_status = 'pending'"
-            ).fetchone()
-        if row and row[0]:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the pending request was never recorded with its message")
+PENDING_SHOWN = (
+    "SELECT 1 FROM invocations WHERE approval_status = 'pending' AND approval_ref NOT NULL"
+)
 
 
 async def test_a_request_pending_at_a_crash_is_rejected_on_restart_and_never_runs(
@@ -49,7 +30,7 @@ async def test_a_request_pending_at_a_crash_is_rejected_on_restart_and_never_run
             lambda c: c.method == "sendMessage" and "reply_markup" in c.params, timeout=20
         )
         message_id = calls[0].response["result"]["message_id"]
-        await recorded(tmp_path / "state.db")
+        await until(tmp_path / "state.db", PENDING_SHOWN)
         process.kill()  # SIGKILL: no chance to clean up
         await process.wait()
 
