@@ -183,7 +183,10 @@ class Agent:
         max_loops = self.config.agent.max_loops
         budget = self.config.agent.token_budget
 
-        async def finish(text: str) -> Reply:
+        async def finish(text: str, answer: dict[str, Any] | None = None) -> Reply:
+            # The model's final answer is stored with the turn's other last writes, in one go.
+            last = [answer] if answer is not None else []
+            conversation.messages.extend(last)
             conversation.messages[asked_at] = {
                 "role": "user",
                 "content": history.text_only(conversation.messages[asked_at]["content"]),
@@ -191,6 +194,7 @@ class Agent:
             if mistaken:
                 conversation.messages = history.prune(conversation.messages, mistaken)
                 await self.store.replace_messages(conversation.id, conversation.messages)
+                last = []
             usage = None
             if tally.calls:
                 usage = tally.usage(
@@ -201,9 +205,16 @@ class Agent:
                     text,
                     conversation.messages,
                 )
-                await self.store.record_usage(chat_id, conversation.id, usage)
             reply = Reply(self.redact(text), artifacts, usage, turn.id)
-            await self.store.turn_answered(turn.id, reply.text, delivered=not turn.awaits_delivery)
+            await self.store.finish_turn(
+                turn.id,
+                reply.text,
+                delivered=not turn.awaits_delivery,
+                chat_id=chat_id,
+                conversation_id=conversation.id,
+                messages=last,
+                usage=usage,
+            )
             return reply
 
         async def ask(**options: Any) -> LLMResponse:
@@ -235,9 +246,10 @@ class Agent:
             except LLMError as exc:
                 log.warning("LLM call failed: %s", exc)
                 return await finish(f"Sorry, I could not get an answer: {exc}. Please try again.")
-            await self._remember(conversation, response.as_message())
             if not response.tool_calls:
-                return await finish(response.content or "(The model returned an empty answer.)")
+                empty = "(The model returned an empty answer.)"
+                return await finish(response.content or empty, response.as_message())
+            await self._remember(conversation, response.as_message())
             calls = [(call.name, call.arguments) for call in response.tool_calls]
             results = await self.executor.run_calls(calls, ctx)
             for call, result in zip(response.tool_calls, results, strict=True):
