@@ -63,6 +63,7 @@ class LLM:
         self.config = config
         self.model = config.model
         self._client: AsyncOpenAI | None = None
+        self._warming: asyncio.Future[AsyncOpenAI] | None = None
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -83,7 +84,17 @@ class LLM:
         return self._client
 
     async def warm_up(self) -> None:
-        await asyncio.to_thread(lambda: self.client)
+        """Import the SDK and build the client on a worker thread (~0.3 s of CPU)."""
+        if self._client is None:
+            if self._warming is None or self._warming.done():  # done, yet no client: failed
+                self._warming = asyncio.ensure_future(asyncio.to_thread(lambda: self.client))
+            await asyncio.shield(self._warming)
+
+    async def _ready(self) -> AsyncOpenAI:
+        # A call during the warm-up waits for it here, with the event loop free: importing
+        # the SDK on the loop would block on the worker's import lock and stall every chat.
+        await self.warm_up()
+        return self.client
 
     async def complete(
         self,
@@ -95,6 +106,7 @@ class LLM:
     ) -> LLMResponse:
         """One completion. With `on_text`, the answer is streamed and each text piece is
         passed to it as it arrives; the returned response is the same either way."""
+        client = await self._ready()
         import openai
 
         request: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -106,12 +118,12 @@ class LLM:
             request["max_tokens"] = self.config.max_tokens
         try:
             if on_text is not None:
-                return await self._stream(request, on_text)
+                return await self._stream(client, request, on_text)
             # The SDK's lower-level `post` keeps its retries, timeouts and errors but skips
             # `create`'s TypedDict walk over every message (~0.1 ms per history message per
             # call, growing with the conversation); `cast_to=object` hands back the parsed
             # JSON instead of building typed models of it, which we would only read once.
-            completion = await self.client.post("/chat/completions", cast_to=object, body=request)
+            completion = await client.post("/chat/completions", cast_to=object, body=request)
         except openai.APITimeoutError:
             raise LLMError("the model did not answer in time") from None
         except openai.APIConnectionError:
@@ -151,13 +163,15 @@ class LLM:
             )
         return LLMError(f"the model endpoint answered {exc.status_code}", exc.status_code)
 
-    async def _stream(self, request: dict[str, Any], on_text: TextSink) -> LLMResponse:
+    async def _stream(
+        self, client: AsyncOpenAI, request: dict[str, Any], on_text: TextSink
+    ) -> LLMResponse:
         from openai import APIConnectionError, AsyncStream
 
         body = {**request, "stream": True, "stream_options": {"include_usage": True}}
         # `AsyncStream[object]`: each event comes as its parsed JSON. Building a typed
         # chunk model per event was a third of the bot's CPU per turn.
-        stream = await self.client.post(
+        stream = await client.post(
             "/chat/completions",
             cast_to=object,
             body=body,
@@ -203,12 +217,13 @@ class LLM:
         return result
 
     async def transcribe(self, audio: bytes, filename: str) -> str:
-        import openai
-
         if not self.config.transcription_model:
             raise LLMError("voice notes need [llm] transcription_model (e.g. whisper-1)")
+        client = await self._ready()
+        import openai
+
         try:
-            result = await self.client.audio.transcriptions.create(
+            result = await client.audio.transcriptions.create(
                 model=self.config.transcription_model, file=(filename, audio)
             )
         except openai.APIError as exc:
@@ -216,7 +231,7 @@ class LLM:
         return result.text
 
     async def list_models(self) -> list[str]:
-        page = await self.client.models.list()
+        page = await (await self._ready()).models.list()
         return [model.id for model in page.data]
 
     async def close(self) -> None:
