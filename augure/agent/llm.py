@@ -84,7 +84,7 @@ class LLM:
         return self._client
 
     async def warm_up(self) -> None:
-        """Import the SDK and build the client on a worker thread (~0.3 s of CPU)."""
+        """Import the SDK and build the client on a worker thread (~0.4-0.5 s of CPU)."""
         if self._client is None:
             if self._warming is None or self._warming.done():  # done, yet no client: failed
                 self._warming = asyncio.ensure_future(asyncio.to_thread(lambda: self.client))
