@@ -5,21 +5,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from augure.config import LLMConfig
 
 if TYPE_CHECKING:
-    from openai import APIStatusError, AsyncOpenAI, AsyncStream
-    from openai.types.chat import ChatCompletionChunk
+    from openai import APIStatusError, AsyncOpenAI
 
 log = logging.getLogger(__name__)
 
 TextSink = Callable[[str], Awaitable[None]]
+Wanted = TypeVar("Wanted", list[Any], dict[str, Any], str, int)
 
 
 class LLMError(Exception):
@@ -63,6 +63,7 @@ class LLM:
         self.config = config
         self.model = config.model
         self._client: AsyncOpenAI | None = None
+        self._warming: asyncio.Future[AsyncOpenAI] | None = None
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -83,7 +84,17 @@ class LLM:
         return self._client
 
     async def warm_up(self) -> None:
-        await asyncio.to_thread(lambda: self.client)
+        """Import the SDK and build the client on a worker thread (~0.4-0.5 s of CPU)."""
+        if self._client is None:
+            if self._warming is None or self._warming.done():  # done, yet no client: failed
+                self._warming = asyncio.ensure_future(asyncio.to_thread(lambda: self.client))
+            await asyncio.shield(self._warming)
+
+    async def _ready(self) -> AsyncOpenAI:
+        # A call during the warm-up waits for it here, with the event loop free: importing
+        # the SDK on the loop would block on the worker's import lock and stall every chat.
+        await self.warm_up()
+        return self.client
 
     async def complete(
         self,
@@ -95,8 +106,8 @@ class LLM:
     ) -> LLMResponse:
         """One completion. With `on_text`, the answer is streamed and each text piece is
         passed to it as it arrives; the returned response is the same either way."""
+        client = await self._ready()
         import openai
-        from openai.types.chat import ChatCompletion
 
         request: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
@@ -107,33 +118,37 @@ class LLM:
             request["max_tokens"] = self.config.max_tokens
         try:
             if on_text is not None:
-                return await self._stream(request, on_text)
-            # The SDK's lower-level `post` keeps its retries, timeouts and typed response, but
-            # skips `create`'s TypedDict walk over every message, which costs ~0.1 ms per
-            # history message per call and so grows with the conversation.
-            completion = await self.client.post(
-                "/chat/completions", cast_to=ChatCompletion, body=request
-            )
+                return await self._stream(client, request, on_text)
+            # The SDK's lower-level `post` keeps its retries, timeouts and errors but skips
+            # `create`'s TypedDict walk over every message (~0.1 ms per history message per
+            # call, growing with the conversation); `cast_to=object` hands back the parsed
+            # JSON instead of building typed models of it, which we would only read once.
+            completion = await client.post("/chat/completions", cast_to=object, body=request)
         except openai.APITimeoutError:
             raise LLMError("the model did not answer in time") from None
         except openai.APIConnectionError:
             raise LLMError("the model endpoint cannot be reached") from None
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
-        if not completion.choices:
+        choices = _field(completion, "choices", list)
+        if not choices:
             raise LLMError("the model returned no answer")
-        message = completion.choices[0].message
+        message = _field(choices[0], "message", dict)
         calls = [
-            ToolCallRequest(call.id, call.function.name, call.function.arguments or "{}")
-            for call in message.tool_calls or []
-            if call.type == "function"
+            ToolCallRequest(
+                _text(call, "id"),
+                _text(_field(call, "function", dict), "name"),
+                _text(_field(call, "function", dict), "arguments") or "{}",
+            )
+            for call in _field(message, "tool_calls", list)
+            if _field(call, "type", str) in ("", "function")
         ]
-        usage = completion.usage
+        usage = _field(completion, "usage", dict)
         return LLMResponse(
-            content=message.content,
+            content=_field(message, "content", str) or None,
             tool_calls=calls,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            prompt_tokens=_field(usage, "prompt_tokens", int),
+            completion_tokens=_field(usage, "completion_tokens", int),
         )
 
     def _status_error(self, exc: APIStatusError) -> LLMError:
@@ -148,17 +163,20 @@ class LLM:
             )
         return LLMError(f"the model endpoint answered {exc.status_code}", exc.status_code)
 
-    async def _stream(self, request: dict[str, Any], on_text: TextSink) -> LLMResponse:
+    async def _stream(
+        self, client: AsyncOpenAI, request: dict[str, Any], on_text: TextSink
+    ) -> LLMResponse:
         from openai import APIConnectionError, AsyncStream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         body = {**request, "stream": True, "stream_options": {"include_usage": True}}
-        stream = await self.client.post(
+        # `AsyncStream[object]`: each event comes as its parsed JSON. Building a typed
+        # chunk model per event was a third of the bot's CPU per turn.
+        stream = await client.post(
             "/chat/completions",
-            cast_to=ChatCompletion,
+            cast_to=object,
             body=body,
             stream=True,
-            stream_cls=AsyncStream[ChatCompletionChunk],
+            stream_cls=AsyncStream[object],
         )
         broken: tuple[type[Exception], ...] = (APIConnectionError, *_transport_errors())
         try:
@@ -169,25 +187,29 @@ class LLM:
             raise LLMError("the model's answer was cut off half-way") from None
 
     @staticmethod
-    async def _collect(stream: AsyncStream[ChatCompletionChunk], on_text: TextSink) -> LLMResponse:
+    async def _collect(stream: AsyncIterator[object], on_text: TextSink) -> LLMResponse:
         text: list[str] = []
         calls: dict[int, ToolCallRequest] = {}
         result = LLMResponse(content=None)
         async for chunk in stream:
-            if chunk.usage:
-                result.prompt_tokens = chunk.usage.prompt_tokens
-                result.completion_tokens = chunk.usage.completion_tokens
-            for choice in chunk.choices:
-                delta = choice.delta
-                if delta.content:
-                    text.append(delta.content)
-                    await on_text(delta.content)
-                for piece in delta.tool_calls or []:
-                    call = calls.setdefault(piece.index, ToolCallRequest("", "", ""))
-                    call.id = piece.id or call.id
-                    if piece.function is not None:
-                        call.name += piece.function.name or ""
-                        call.arguments += piece.function.arguments or ""
+            usage = _field(chunk, "usage", dict)
+            if usage:
+                result.prompt_tokens = _field(usage, "prompt_tokens", int)
+                result.completion_tokens = _field(usage, "completion_tokens", int)
+            for choice in _field(chunk, "choices", list):
+                delta = _field(choice, "delta", dict)
+                content = _field(delta, "content", str)
+                if content:
+                    text.append(content)
+                    await on_text(content)
+                for piece in _field(delta, "tool_calls", list):
+                    call = calls.setdefault(
+                        _field(piece, "index", int), ToolCallRequest("", "", "")
+                    )
+                    call.id = _text(piece, "id") or call.id
+                    function = _field(piece, "function", dict)
+                    call.name += _text(function, "name")
+                    call.arguments += _text(function, "arguments")
         result.content = "".join(text) or None
         result.tool_calls = [calls[index] for index in sorted(calls)]
         for call in result.tool_calls:
@@ -195,12 +217,13 @@ class LLM:
         return result
 
     async def transcribe(self, audio: bytes, filename: str) -> str:
-        import openai
-
         if not self.config.transcription_model:
             raise LLMError("voice notes need [llm] transcription_model (e.g. whisper-1)")
+        client = await self._ready()
+        import openai
+
         try:
-            result = await self.client.audio.transcriptions.create(
+            result = await client.audio.transcriptions.create(
                 model=self.config.transcription_model, file=(filename, audio)
             )
         except openai.APIError as exc:
@@ -208,7 +231,7 @@ class LLM:
         return result.text
 
     async def list_models(self) -> list[str]:
-        page = await self.client.models.list()
+        page = await (await self._ready()).models.list()
         return [model.id for model in page.data]
 
     async def close(self) -> None:
@@ -241,3 +264,16 @@ def _transport_errors() -> tuple[type[Exception], ...]:
     else:
         errors.append(httpx2.HTTPError)
     return tuple(errors)
+
+
+def _field(value: object, key: str, kind: type[Wanted]) -> Wanted:
+    """`value[key]` if it is of `kind`, else that kind's empty value: an endpoint that leaves
+    out a field, or sends null, is read the way the SDK's lenient models read it."""
+    found = value.get(key) if isinstance(value, dict) else None
+    if isinstance(found, kind) and not (kind is int and isinstance(found, bool)):
+        return found
+    return kind()
+
+
+def _text(value: object, key: str) -> str:
+    return _field(value, key, str)

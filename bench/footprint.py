@@ -6,18 +6,31 @@ Run: `python -m bench.footprint` from the repository root, after `pip install -e
 - start-up: spawning `augure run` to its first getUpdates, median and max of STARTS;
 - the bot's own CPU time (user + system, psutil) per simple turn (one message, an instant
   model, one answer), over TURNS turns: the bench's fakes run in this process, not the bot's;
-- idle RSS of the whole process tree after those turns.
+- idle RSS of the whole process tree after those turns;
+- what the openai SDK costs by itself (RSS and CPU of `import openai` in a bare interpreter,
+  against the same interpreter importing what `augure run` imports before its first poll):
+  the part of the idle RSS that no change to Augure can remove while it uses the SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from bench.common import cpu_seconds, environment, report, spawn, stop, tree_rss_mb
+from bench.common import (
+    BOT_PYTHON,
+    cpu_seconds,
+    environment,
+    report,
+    spawn,
+    stop,
+    tree_rss_mb,
+)
 from tests.e2e.conftest import OWNER
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
@@ -60,11 +73,39 @@ async def turns(home: Path) -> tuple[float, float]:
     return per_turn, rss
 
 
+BOT_IMPORTS = "import augure.cli, augure.app, augure.channels.telegram.bot"
+PROBE = """
+import json, resource, time
+began = time.process_time()
+{imports}
+cpu = time.process_time() - began
+with open("/proc/self/statm") as statm:
+    rss = int(statm.read().split()[1]) * resource.getpagesize()
+print(json.dumps([rss / 1024 / 1024, cpu * 1000]))
+"""
+
+
+def imported(imports: str) -> tuple[float, float]:
+    """RSS (MB) and CPU (ms) of a fresh interpreter after `imports`, best of three."""
+    runs = []
+    for _ in range(3):
+        probe = PROBE.format(imports=imports)
+        output = subprocess.run(
+            [BOT_PYTHON, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+        runs.append(json.loads(output))
+    return min(rss for rss, _ in runs), min(cpu for _, cpu in runs)
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         home = Path(directory) / "home"
         starts = await startup(home)
         cpu, rss = await turns(home)
+    bare_rss, _ = imported("pass")
+    sdk_rss, sdk_cpu = imported("import openai")
+    bot_rss, bot_cpu = imported(BOT_IMPORTS)
+    both_rss, _ = imported(BOT_IMPORTS + ", openai")
     report(
         "footprint",
         {
@@ -75,6 +116,12 @@ async def main() -> None:
             f"startup to first getUpdates, max of {STARTS}": (max(starts) * 1000, "ms"),
             f"bot CPU per simple turn, over {TURNS} turns": (cpu, "ms"),
             f"idle RSS of the process tree after {TURNS + 1} turns": (rss, "MB"),
+            "bare interpreter RSS": (bare_rss, "MB"),
+            "RSS after augure run's imports (no openai)": (bot_rss, "MB"),
+            "CPU of augure run's imports (no openai)": (bot_cpu, "ms"),
+            "RSS after `import openai` alone": (sdk_rss, "MB"),
+            "CPU of `import openai` alone": (sdk_cpu, "ms"),
+            "RSS the openai SDK adds to augure run's imports": (both_rss - bot_rss, "MB"),
         },
     )
 

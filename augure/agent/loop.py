@@ -123,10 +123,10 @@ class Agent:
                 return await self._finish(
                     state, f"Sorry, I could not get an answer: {exc}. Please try again."
                 )
-            await self._remember(state.conversation, response.as_message())
             if not response.tool_calls:
                 answer = response.content or "(The model returned an empty answer.)"
-                return await self._finish(state, answer)
+                return await self._finish(state, answer, response.as_message())
+            await self._remember(state.conversation, response.as_message())
             await self._run_tools(state, response)
 
         # Out of rounds: one last call that may not use tools, so the owner gets an answer.
@@ -136,10 +136,8 @@ class Agent:
         except LLMError:
             return await self._finish(state, note)
         last = {"role": "assistant", "content": response.content}
-        await self._remember(state.conversation, last)
-        return await self._finish(
-            state, f"{response.content}\n\n{note}" if response.content else note
-        )
+        text = f"{response.content}\n\n{note}" if response.content else note
+        return await self._finish(state, text, last)
 
     async def _begin(
         self,
@@ -213,8 +211,14 @@ class Agent:
         answers = [tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)]
         await self._remember(state.conversation, *answers)
 
-    async def _finish(self, state: TurnState, text: str) -> Reply:
+    async def _finish(
+        self, state: TurnState, text: str, answer: dict[str, Any] | None = None
+    ) -> Reply:
+        """The turn's last writes in one transaction: the model's answer (when it gave one),
+        the usage, and the reply kept for delivery."""
         conversation, turn = state.conversation, state.turn
+        last = [answer] if answer is not None else []
+        conversation.messages.extend(last)
         asked = conversation.messages[state.asked_at]["content"]
         conversation.messages[state.asked_at] = {
             "role": "user",
@@ -223,6 +227,7 @@ class Agent:
         if state.mistaken:
             conversation.messages = history.prune(conversation.messages, state.mistaken)
             await self.store.replace_messages(conversation.id, conversation.messages)
+            last = []  # the rewrite stored it
         usage = None
         if state.tally.calls:
             system = state.system
@@ -234,9 +239,16 @@ class Agent:
                 text,
                 conversation.messages,
             )
-            await self.store.record_usage(turn.chat_id, conversation.id, usage)
         reply = Reply(self.redact(text), state.artifacts, usage, turn.id)
-        await self.store.turn_answered(turn.id, reply.text, delivered=not turn.awaits_delivery)
+        await self.store.finish_turn(
+            turn.id,
+            reply.text,
+            delivered=not turn.awaits_delivery,
+            chat_id=turn.chat_id,
+            conversation_id=conversation.id,
+            messages=last,
+            usage=usage,
+        )
         return reply
 
     def _schemas(

@@ -11,6 +11,11 @@ IDENTITY = "identity.md"
 # (file, line number from 1, line); named here because `MemoryStore.list` hides `list` there.
 Matches = list[tuple[str, int, str]]
 
+# What identifies a file's version without reading it: name, inode (a write here, or an
+# editor's save, replaces the file), modification time and size.
+FileVersion = tuple[tuple[str, ...], int, int, int]
+Versions = list[FileVersion]  # named here: inside MemoryStore, `list` is a method
+
 
 class MemoryPathError(ValueError):
     pass
@@ -30,6 +35,9 @@ def template_dir() -> Path | None:
 class MemoryStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        # The last prompt section and what it was built from: the folder is only listed
+        # (no file read) on a turn where nothing changed.
+        self._section: tuple[int, Versions, str] | None = None
 
     def ensure(self) -> None:
         """Create the folder; on first run, copy the templates (never overwrite the owner's)."""
@@ -85,6 +93,9 @@ class MemoryStore:
         temporary = path.with_name(f".{path.name}.tmp")
         temporary.write_text(content, encoding="utf-8")
         os.replace(temporary, path)
+        # The new file may get the inode number the old one just freed: never trust the
+        # cached section across a write made here.
+        self._section = None
         return path
 
     def search(self, query: str, only: str | None = None) -> Matches:
@@ -108,11 +119,39 @@ class MemoryStore:
         Identity comes first. Other files follow newest first; a file that does not fit
         keeps its end, where the newest observations are appended.
         """
+        versions = self._markdown_versions()
+        if self._section is not None and self._section[:2] == (max_tokens, versions):
+            return self._section[2]
+        text = self._build_section(max_tokens, versions)
+        self._section = (max_tokens, versions, text)
+        return text
+
+    def _markdown_versions(self) -> Versions:
+        """Every `.md` file, sorted by path as `list` sorts it; symlinks are not followed."""
+        found: Versions = []
+        pending: list[tuple[Path, tuple[str, ...]]] = [(self.root, ())]
+        while pending:
+            folder, parts = pending.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((Path(entry.path), (*parts, entry.name)))
+                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    status = entry.stat(follow_symlinks=False)
+                    version = (status.st_ino, status.st_mtime_ns, status.st_size)
+                    found.append(((*parts, entry.name), *version))
+        found.sort()
+        return found
+
+    def _build_section(self, max_tokens: int, versions: Versions) -> str:
         budget = max_tokens * 4
-        files = [name for name, _ in self.list() if name.endswith(".md")]
-        ordered = [IDENTITY] if IDENTITY in files else []
-        others = [name for name in files if name != IDENTITY]
-        others.sort(key=lambda name: (self.root / name).stat().st_mtime, reverse=True)
+        mtimes = {"/".join(parts): mtime for parts, _, mtime, _ in versions}
+        ordered = [IDENTITY] if IDENTITY in mtimes else []
+        others = [name for name in mtimes if name != IDENTITY]
+        others.sort(key=mtimes.__getitem__, reverse=True)
         ordered += others
         sections: list[str] = []
         for name in ordered:

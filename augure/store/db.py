@@ -272,10 +272,30 @@ class Store:
         )
 
     async def turn_answered(self, turn_id: str, reply: str, *, delivered: bool) -> None:
-        await self.db.execute(
-            "UPDATE turns SET status = ?, reply = ?, finished_at = ? WHERE id = ?",
-            ("done" if delivered else "answered", reply, time.time(), turn_id),
-        )
+        await self.db.write(lambda connection: _answer_turn(connection, turn_id, reply, delivered))
+
+    async def finish_turn(
+        self,
+        turn_id: str,
+        reply: str,
+        *,
+        delivered: bool,
+        chat_id: str,
+        conversation_id: int,
+        messages: list[dict[str, Any]],
+        usage: TurnUsage | None,
+    ) -> None:
+        """A turn's last writes as one transaction: its newest messages, its usage, its reply
+        (`turn_answered`). One commit instead of three on every turn."""
+        rows = _message_rows(conversation_id, messages)
+
+        def finish(connection: sqlite3.Connection) -> None:
+            _insert_messages(connection, rows)
+            if usage is not None:
+                _insert_usage(connection, chat_id, conversation_id, usage)
+            _answer_turn(connection, turn_id, reply, delivered)
+
+        await self.db.write(finish)
 
     async def turn_delivered(self, turn_id: str) -> None:
         await self.db.execute(
@@ -317,19 +337,8 @@ class Store:
     # -- usage ---------------------------------------------------------------------------
 
     async def record_usage(self, chat_id: str, conversation_id: int, usage: TurnUsage) -> None:
-        await self.db.execute(
-            "INSERT INTO usage (chat_id, conversation_id, model, prompt_tokens, "
-            "completion_tokens, llm_calls, breakdown, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                chat_id,
-                conversation_id,
-                usage.model,
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                usage.llm_calls,
-                json.dumps(usage.breakdown),
-                time.time(),
-            ),
+        await self.db.write(
+            lambda connection: _insert_usage(connection, chat_id, conversation_id, usage)
         )
 
     async def last_usage(self, chat_id: str) -> dict[str, Any] | None:
@@ -394,4 +403,30 @@ def _insert_messages(connection: sqlite3.Connection, rows: list[MessageRow]) -> 
         "INSERT INTO messages (conversation_id, role, content, content_format, tool_calls, "
         "tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         rows,
+    )
+
+
+def _answer_turn(connection: sqlite3.Connection, turn_id: str, reply: str, delivered: bool) -> None:
+    connection.execute(
+        "UPDATE turns SET status = ?, reply = ?, finished_at = ? WHERE id = ?",
+        ("done" if delivered else "answered", reply, time.time(), turn_id),
+    )
+
+
+def _insert_usage(
+    connection: sqlite3.Connection, chat_id: str, conversation_id: int, usage: TurnUsage
+) -> None:
+    connection.execute(
+        "INSERT INTO usage (chat_id, conversation_id, model, prompt_tokens, "
+        "completion_tokens, llm_calls, breakdown, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            chat_id,
+            conversation_id,
+            usage.model,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.llm_calls,
+            json.dumps(usage.breakdown),
+            time.time(),
+        ),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Awaitable, Callable
@@ -79,7 +80,9 @@ class _Params(BaseModel):
 class Tool:
     name: str
     description: str
-    params: type[BaseModel]
+    # The arguments' model, or a function that builds it on first use (`tool` gives one:
+    # building every tool's model at import was ~20 ms of each start).
+    model: type[BaseModel] | Callable[[], type[BaseModel]]
     function: ToolFunction
     risk: Risk = "low"
     egress: Egress = Egress.NONE
@@ -110,6 +113,24 @@ class Tool:
     # Before asking the owner: gather what the approval request should show (e.g. a skill's
     # summary and scan verdict). Returning a string refuses the call with that error, unasked.
     preview: Callable[[Any, RunContext], Awaitable[dict[str, Any] | str]] | None = None
+
+    @functools.cached_property
+    def params(self) -> type[BaseModel]:
+        return _built(self.model)
+
+    def validated_by(self, name: str, validator: Any) -> None:
+        """Add a model validator (`model_validator(...)(f)`) to the arguments' model, when
+        that model is built."""
+        source = self.model
+
+        def checked() -> type[BaseModel]:
+            base = _built(source)
+            validators = {name: validator}
+            name_checked = f"{base.__name__}_checked"
+            return create_model(name_checked, __base__=base, __validators__=validators)
+
+        self.model = checked
+        self.__dict__.pop("params", None)  # built before this: build it again, checked
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -166,6 +187,10 @@ class Tool:
         return await self.invoke(params, ctx)
 
 
+def _built(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> type[BaseModel]:
+    return model if isinstance(model, type) else model()
+
+
 def describe(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
@@ -192,18 +217,21 @@ def tool(
     """
 
     def wrap(function: ToolFunction) -> Tool:
-        hints = typing.get_type_hints(function, include_extras=True)
-        fields: dict[str, Any] = {}
-        for index, (param_name, param) in enumerate(inspect.signature(function).parameters.items()):
-            if index == 0:
-                continue  # the RunContext
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[param_name] = (hints[param_name], default)
-        model = create_model(f"{function.__name__}_params", __base__=_Params, **fields)
+        def build_params() -> type[BaseModel]:
+            hints = typing.get_type_hints(function, include_extras=True)
+            fields: dict[str, Any] = {}
+            parameters = inspect.signature(function).parameters.items()
+            for index, (param_name, param) in enumerate(parameters):
+                if index == 0:
+                    continue  # the RunContext
+                default = ... if param.default is inspect.Parameter.empty else param.default
+                fields[param_name] = (hints[param_name], default)
+            return create_model(f"{function.__name__}_params", __base__=_Params, **fields)
+
         return Tool(
             name=name or function.__name__,
             description=inspect.cleandoc(function.__doc__ or "").replace("\n", " "),
-            params=model,
+            model=build_params,
             function=function,
             risk=risk,
             egress=egress,

@@ -23,7 +23,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -472,6 +471,4 @@ async def http_tool(
 
 # pydantic accepts decorated validators here; its stubs only know plain callables.
 _checked = cast(Callable[..., Any], model_validator(mode="after")(_only_what_the_method_says))
-http_tool.params = create_model(
-    "http_params_checked", __base__=http_tool.params, __validators__={"_checked": _checked}
-)
+http_tool.validated_by("_checked", _checked)

@@ -93,3 +93,18 @@ async def test_a_quick_answer_is_one_bot_api_call_and_a_slow_one_shows_typing(bo
     await delivered(bot.telegram, "Slow.")
     typing = bot.telegram.sent("sendChatAction")
     assert [c.params["action"] for c in typing] == ["typing"]
+
+
+async def test_a_message_waiting_behind_a_turn_of_its_chat_shows_no_typing_of_its_own(
+    bot: Bot,
+) -> None:
+    # The first turn's indicator already covers the chat; the one queued behind it used to
+    # start its own indicator while waiting, a Bot API call per queued message.
+    bot.llm.script(text("Slow.", delay=1.5), text("Quick."))
+    bot.telegram.inject_message(OWNER, "slow?")
+    await bot.llm.wait_requests(1)
+    bot.telegram.inject_message(OWNER, "and quick?")
+    await delivered(bot.telegram, "Quick.")
+    await bot.telegram.wait_idle(quiet=0.5)
+    typing = bot.telegram.sent("sendChatAction")
+    assert [c.params["action"] for c in typing] == ["typing"]

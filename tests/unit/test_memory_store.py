@@ -71,3 +71,40 @@ def test_prompt_section_puts_identity_first_and_keeps_newest_lines(memory: Memor
 
 def test_prompt_section_with_zero_budget_is_empty(memory: MemoryStore) -> None:
     assert memory.prompt_section(0) == ""
+
+
+def test_prompt_section_follows_files_edited_added_and_removed_outside(
+    memory: MemoryStore,
+) -> None:
+    # The section is cached between turns: each kind of change on disk must still show.
+    memory.write("identity.md", "I am the identity.")
+    memory.write("notes.md", "first version")
+    assert "first version" in memory.prompt_section(500)
+
+    (memory.root / "notes.md").write_text("second version, longer")  # in place, as an editor
+    assert "second version, longer" in memory.prompt_section(500)
+
+    (memory.root / "topics").mkdir()
+    (memory.root / "topics" / "cats.md").write_text("cats purr")
+    assert "## topics/cats.md\ncats purr" in memory.prompt_section(500)
+
+    (memory.root / "notes.md").unlink()
+    section = memory.prompt_section(500)
+    assert "second version" not in section
+    assert "cats purr" in section
+
+
+def test_prompt_section_follows_a_rewrite_of_the_same_size_and_time(memory: MemoryStore) -> None:
+    memory.write("notes.md", "apples")
+    before = (memory.root / "notes.md").stat()
+    assert "apples" in memory.prompt_section(500)
+    memory.write("notes.md", "grapes")  # same size; then even the same modification time
+    os.utime(memory.root / "notes.md", ns=(before.st_atime_ns, before.st_mtime_ns))
+    section = memory.prompt_section(500)
+    assert "grapes" in section
+    assert "apples" not in section
+
+
+def test_prompt_section_budget_change_is_not_served_from_cache(memory: MemoryStore) -> None:
+    memory.write("notes.md", "x" * 4000)
+    assert len(memory.prompt_section(1000)) > len(memory.prompt_section(100))

@@ -1,8 +1,10 @@
+import subprocess
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from augure.agent.history import INTERRUPTED, repair
 from augure.approval.gate import ApprovalGate
@@ -114,3 +116,39 @@ def test_a_parameter_named_title_survives_and_optional_unions_drop_null() -> Non
     assert schema["properties"]["tags"] == {
         "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]
     }
+
+
+def test_a_tools_argument_model_is_built_on_first_use_with_its_added_validators() -> None:
+    built: list[str] = []
+
+    @tool("halve")
+    async def halve(ctx: RunContext, n: int) -> str:
+        """Halve an even number."""
+        return str(n // 2)
+
+    def even(params: Any) -> Any:
+        built.append("validator")
+        if params.n % 2:
+            raise ValueError("n must be even")
+        return params
+
+    halve.validated_by("_even", model_validator(mode="after")(even))
+    assert "params" not in vars(halve)  # nothing built by declaring the tool
+    assert halve.parameters["required"] == ["n"]
+    assert halve.validate({"n": 4}).n == 2 * 2  # type: ignore[union-attr]
+    assert "n must be even" in str(halve.validate({"n": 3}))
+    assert built == ["validator", "validator"]
+
+
+def test_importing_every_tool_builds_none_of_their_argument_models() -> None:
+    # What `augure run` imports, in a fresh interpreter: the models wait for the first turn.
+    probe = (
+        "import gc, augure.cli, augure.app, augure.channels.telegram.bot\n"
+        "from augure.tools.base import Tool\n"
+        "tools = [o for o in gc.get_objects() if isinstance(o, Tool)]\n"
+        "print(len(tools), sum('params' in vars(t) for t in tools))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    declared, built = map(int, result.stdout.split())
+    assert declared > 10
+    assert built == 0

@@ -11,6 +11,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import httpx
 from telegram import BotCommand, Update
 from telegram.constants import ChatType
 from telegram.error import InvalidToken, NetworkError
@@ -92,13 +93,15 @@ NOT_ALLOWED = "You are not allowed to use this bot."
 
 def build_application(config: Config, token: str) -> Application[Any, Any, Any, Any, Any, Any]:
     root = config.telegram.api_url.rstrip("/")
+    tls = httpx.create_ssl_context()  # httpx's default: certifi, or SSL_CERT_FILE/DIR
     bot = PollingBot(
         token,
         base_url=f"{root}/bot",
         base_file_url=f"{root}/file/bot",
-        # What ApplicationBuilder would give: many connections for replies, one for polls.
-        request=HTTPXRequest(connection_pool_size=256),
-        get_updates_request=HTTPXRequest(),
+        # What ApplicationBuilder would give: many connections for replies, one for polls;
+        # one SSL context for both, so the CA bundle is loaded once (~20 ms) at start.
+        request=HTTPXRequest(connection_pool_size=256, httpx_kwargs={"verify": tls}),
+        get_updates_request=HTTPXRequest(httpx_kwargs={"verify": tls}),
     )
     return (
         ApplicationBuilder()

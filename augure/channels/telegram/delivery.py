@@ -96,16 +96,26 @@ class Delivery:
         """Show "typing…" while the block runs, once it has run TYPING_DELAY_SECONDS."""
 
         async def keep_typing() -> None:
-            await asyncio.sleep(TYPING_DELAY_SECONDS)
             while True:
                 with contextlib.suppress(Exception):  # a lost indicator is harmless
                     await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
                 await asyncio.sleep(TYPING_REFRESH_SECONDS)
 
-        task = asyncio.create_task(keep_typing())
+        # A timer rather than a sleeping task: most turns end before it fires, and then no
+        # task was ever created, run or cancelled for them.
+        loop = asyncio.get_running_loop()
+        task: asyncio.Task[None] | None = None
+
+        def start() -> None:
+            nonlocal task
+            task = loop.create_task(keep_typing())
+
+        timer = loop.call_later(TYPING_DELAY_SECONDS, start)
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            timer.cancel()
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task

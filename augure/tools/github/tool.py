@@ -20,7 +20,6 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -250,8 +249,4 @@ def _split_repo(p: Any) -> Any:
 
 # pydantic accepts decorated validators here; its stubs only know plain callables.
 _complete = cast(Callable[..., Any], model_validator(mode="after")(_split_repo))
-github.params = create_model(
-    "github_params_checked",
-    __base__=github.params,
-    __validators__={"_complete": _complete},
-)
+github.validated_by("_complete", _complete)
