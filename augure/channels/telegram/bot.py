@@ -46,6 +46,7 @@ from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.home import HomeError, HomeLock
+from augure.limits import describe
 from augure.llm import LLMError
 from augure.recovery import recover
 from augure.scheduler.service import local
@@ -281,6 +282,8 @@ class TelegramBot:
             f"{len(jobs)} job(s)"
             + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
         ]
+        limits = await self.core.executor.limits.usage()  # SPEC §10: each with today's use
+        lines += ["Limits:", *(f"• {describe(use)}" for use in limits)] if limits else []
         await self._say(update, "\n".join(lines))
 
     async def _approvals(self, update: Update, context: Context) -> None:
