@@ -14,6 +14,7 @@ from augure.codemode.tool import execute_code
 from augure.config import Config
 from augure.llm import LLM
 from augure.memory.store import MemoryStore
+from augure.personas import Personas
 from augure.scheduler.service import Notifier, Scheduler
 from augure.secrets import Redactor
 from augure.skills.model import Catalog
@@ -155,7 +156,10 @@ class Core:
             )
         llm = LLM(config.llm)
         catalog = Catalog()
-        agent = Agent(config, store, registry, executor, model or llm, memory, redact, catalog)
+        personas = Personas(config.home, store)
+        agent = Agent(
+            config, store, registry, executor, model or llm, memory, redact, catalog, personas
+        )
         # Skills: their tools need the service, which needs the agent and the scheduler.
         skills = SkillService(config, store, registry, run_skill_turn, catalog, scheduler, llm)
         for skill_tool in skill_tools(skills):

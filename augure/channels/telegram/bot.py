@@ -40,6 +40,8 @@ from augure.channels.telegram.inbound import (
     without_mention,
 )
 from augure.channels.telegram.media import document_text, photo_content, voice_bytes
+from augure.channels.telegram.personas import PREFIX as PERSONA
+from augure.channels.telegram.personas import on_persona_button, persona_command
 from augure.channels.telegram.polling import PollingBot
 from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
@@ -68,6 +70,7 @@ COMMANDS = {
     "pause": "Pause scheduled jobs",
     "resume": "Resume scheduled jobs",
     "skills": "Skills: state, trigger, last run",
+    "persona": "Choose this chat's persona",
 }
 
 HELP = """I am your personal assistant. Write to me in plain language.
@@ -78,6 +81,7 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /jobs — scheduled jobs; /pause and /resume stop and restart them
 /skills — skills with their state, trigger and last run
 /usage — tokens and estimated cost; /memory — memory files
+/persona — choose this chat's persona (/persona NAME switches)
 
 Send photos, documents, voice notes, locations, contacts and stickers too.
 In a group, mention me or reply to me.
@@ -155,6 +159,8 @@ class TelegramBot:
         app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
         app.add_handler(CommandHandler("usage", self._usage))
         app.add_handler(CommandHandler("memory", self._memory))
+        app.add_handler(CommandHandler("persona", self._persona))
+        app.add_handler(CallbackQueryHandler(self._persona_button, pattern=f"^{PERSONA}"))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         ordered = self._in_order
         app.add_handler(MessageHandler(filters.TEXT, ordered(self._text)))
@@ -292,6 +298,15 @@ class TelegramBot:
 
     async def _button(self, update: Update, context: Context) -> None:
         await on_button(self.core, update, context)
+
+    async def _persona(self, update: Update, context: Context) -> None:
+        assert update.effective_chat is not None
+        await persona_command(
+            self.core, self.delivery, update.effective_chat.id, context.args or []
+        )
+
+    async def _persona_button(self, update: Update, context: Context) -> None:
+        await on_persona_button(self.core, update, context)
 
     async def _jobs(self, update: Update, context: Context) -> None:
         scheduler = self.core.scheduler
