@@ -109,6 +109,11 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.browser": "browser: headless Chromium.",
     "tools.browser.executable_path": "default: chromium on PATH",
     "tools.browser.headless": "false shows the window (needs a display)",
+    "heartbeat": "A proactive turn over your checklist at intervals (off by default).",
+    "heartbeat.enabled": "true starts the heartbeat with `augure run`",
+    "heartbeat.interval_minutes": "minutes between two beats",
+    "heartbeat.active_hours": "HH:MM-HH:MM in the agent timezone; may wrap past midnight",
+    "heartbeat.checklist": "file under the memory folder; empty or missing = no model call",
     "profiles": "A tool profile (SPEC §10): limits on the tools some callers use.",
     "profiles.*.origins": "callers it binds: chat, code, job, skill, background, task:AGENT, "
     "cli; * = all",

@@ -87,6 +87,10 @@ class Agent:
         """A turn of this chat is running (proactive work waits for another time)."""
         return self._locks[chat_id].locked()
 
+    def lock(self, chat_id: str) -> asyncio.Lock:
+        """Held while a turn of this chat runs; held by work that must not overlap one."""
+        return self._locks[chat_id]
+
     async def delivered(self, turn_id: str) -> None:
         await self.store.turn_delivered(turn_id)
 

@@ -464,6 +464,7 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
         except Exception as exc:
             raise UsageError(_start_failure(exc, config)) from None
         await core.scheduler.start()
+        core.heartbeat.start()
         log.info(startup.summary(config, core.registry, bot.application.bot.username))
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()
