@@ -12,8 +12,10 @@ from augure.agent.turn import ChatModel
 from augure.approval.gate import ApprovalGate, Approver
 from augure.codemode.tool import execute_code
 from augure.config import Config
+from augure.heartbeat import Heartbeat
 from augure.llm import LLM
 from augure.memory.store import MemoryStore
+from augure.personas import Personas
 from augure.scheduler.service import Notifier, Scheduler
 from augure.secrets import Redactor
 from augure.skills.model import Catalog
@@ -88,6 +90,7 @@ class Core:
     redact: Redactor
     scheduler: Scheduler
     skills: SkillService
+    heartbeat: Heartbeat  # started with the scheduler, by `augure run`
     started_at: float = field(default_factory=time.time)
 
     @classmethod
@@ -155,7 +158,10 @@ class Core:
             )
         llm = LLM(config.llm)
         catalog = Catalog()
-        agent = Agent(config, store, registry, executor, model or llm, memory, redact, catalog)
+        personas = Personas(config.home, store)
+        agent = Agent(
+            config, store, registry, executor, model or llm, memory, redact, catalog, personas
+        )
         # Skills: their tools need the service, which needs the agent and the scheduler.
         skills = SkillService(config, store, registry, run_skill_turn, catalog, scheduler, llm)
         for skill_tool in skill_tools(skills):
@@ -163,6 +169,7 @@ class Core:
                 registry.register(skill_tool)
         await skills.install_bundled()
         skills.watch()
+        heartbeat = _heartbeat(config, agent, notifier)
         return cls(
             config,
             store,
@@ -176,12 +183,39 @@ class Core:
             redact,
             scheduler,
             skills,
+            heartbeat,
         )
 
     async def close(self) -> None:
+        await self.heartbeat.stop()
         await self.scheduler.stop()
         await self.skills.close()
         await self.gate.close()
         await browser_module.shutdown()
         await self.llm.close()
         await self.store.close()
+
+
+HEARTBEAT_CHAT = "heartbeat"
+
+
+def _heartbeat(config: Config, agent: Agent, notifier: Notifier | None) -> Heartbeat:
+    owner = config.owner_chat
+
+    async def run_turn(prompt: str) -> str:
+        assert owner is not None
+        # Under the owner chat's lock, so it never overlaps a turn there; in a fresh
+        # conversation of its own, so its checks do not pile up in the owner's history.
+        async with agent.lock(owner):
+            await agent.new_conversation(HEARTBEAT_CHAT)
+            return (await agent.handle(HEARTBEAT_CHAT, prompt, origin="background")).text
+
+    return Heartbeat(
+        config.heartbeat,
+        config.memory_dir / config.heartbeat.checklist,
+        config.zone,
+        owner,
+        run_turn,
+        agent.busy,
+        notifier.send if notifier is not None else None,
+    )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_skills, logs
+from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_limits, cli_skills, logs
 from augure.config import Config, ConfigError, load_config, load_env_file
 from augure.errors import UsageError
 from augure.home import HomeError
@@ -77,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         rule = rules_commands.add_parser(effect, help=f"always {effect} calls matching PATTERN")
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
     cli_jobs.add_parser(commands)
+    cli_limits.add_parser(commands)
     cli_skills.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
@@ -242,6 +243,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "reject": cli_audit.reject,
     "rules": cli_audit.rules,
     "jobs": cli_jobs.jobs,
+    "limits": cli_limits.limits,
     "skills": cli_skills.skills,
 }
 

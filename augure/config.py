@@ -32,6 +32,8 @@ from pydantic_settings import (
 )
 
 from augure import tool_settings
+from augure.heartbeat import HeartbeatConfig
+from augure.limits import Profile
 
 
 class ConfigError(Exception):
@@ -167,6 +169,8 @@ class Config(BaseSettings):
     code_mode: CodeModeConfig = CodeModeConfig()
     skills: SkillsConfig = SkillsConfig()
     tools: ToolsConfig = ToolsConfig()
+    profiles: dict[str, Profile] = {}  # SPEC §10; the models are in augure/limits.py
+    heartbeat: HeartbeatConfig = HeartbeatConfig()  # SPEC §11, augure/heartbeat.py
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)

@@ -9,8 +9,10 @@ from augure.config import Config
 from augure.config_template import (
     DESCRIPTIONS,
     NOT_SET,
+    _dict_of_models,
     _sub_model,
     _toml_value,
+    described_as,
     described_key,
     split,
 )
@@ -34,6 +36,8 @@ def reference() -> str:
     out = [INTRO]
     for name, field in Config.model_fields.items():
         sub = _sub_model(field)
+        if not field.exclude and (item := _dict_of_models(field)) is not None:
+            _section(out, item, f"{name}.NAME")
         if field.exclude or sub is None:
             continue
         _section(out, sub, name)
@@ -43,7 +47,7 @@ def reference() -> str:
 
 
 def _section(out: list[str], model: type[BaseModel], path: str) -> None:
-    out += [f"## `[{path}]`", "", DESCRIPTIONS[path.replace(".NAME", "")], ""]
+    out += [f"## `[{path}]`", "", DESCRIPTIONS[described_as(path)], ""]
     rows: list[str] = []
     plain, tables = split(model, path)
     for name, key, field in plain:

@@ -109,6 +109,20 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.browser": "browser: headless Chromium.",
     "tools.browser.executable_path": "default: chromium on PATH",
     "tools.browser.headless": "false shows the window (needs a display)",
+    "heartbeat": "A proactive turn over your checklist at intervals (off by default).",
+    "heartbeat.enabled": "true starts the heartbeat with `augure run`",
+    "heartbeat.interval_minutes": "minutes between two beats",
+    "heartbeat.active_hours": "HH:MM-HH:MM in the agent timezone; may wrap past midnight",
+    "heartbeat.checklist": "file under the memory folder; empty or missing = no model call",
+    "profiles": "A tool profile (SPEC §10): limits on the tools some callers use.",
+    "profiles.*.origins": "callers it binds: chat, code, job, skill, background, task:AGENT, "
+    "cli; * = all",
+    "profiles.*.tools": 'Limits on the tools matching a glob: [profiles.NAME.tools."GLOB"].',
+    "profiles.*.tools.*.per_minute": "calls in any 60 seconds; unset = no limit",
+    "profiles.*.tools.*.per_day": "calls a day (agent timezone); unset = no limit",
+    "profiles.*.tools.*.cost_per_call": "USD counted for each call",
+    "profiles.*.tools.*.max_cost_per_day": "USD a day; unset = no limit",
+    "profiles.*.tools.*.requires_approval": "true: every matching call asks the owner",
     "tools.opencode": "opencode: a coding agent run in the sandbox workspace.",
     "tools.opencode.command": "program (and arguments), e.g. opencode",
     "tools.opencode.args": "arguments before the task, e.g. ['run']",
@@ -171,7 +185,10 @@ def all_keys() -> list[str]:
         if field.exclude:
             continue
         paths.append(name)
-        sub = _sub_model(field)
+        sub, item = _sub_model(field), _dict_of_models(field)
+        if item is not None:  # a table of named tables, like [profiles.NAME]
+            paths += [path for path, _ in keys(item, f"{name}.*")]
+            continue
         assert sub is not None
         paths += [path for path, _ in keys(sub, name)]
     for name, model in declared(builtin_only=True).items():
@@ -186,6 +203,8 @@ def render(answers: dict[str, Any] | None = None, env_file: str = "$AUGURE_HOME/
     out = [HEADER.format(env_file=env_file)]
     for name, field in Config.model_fields.items():
         sub = _sub_model(field)
+        if not field.exclude and (item := _dict_of_models(field)) is not None:
+            _table(out, item, f"{name}.NAME", given)
         if field.exclude or sub is None:
             continue
         _table(out, sub, name, given)
@@ -221,9 +240,14 @@ def described_key(key: str) -> str:
     return DESCRIPTIONS[key.replace(".NAME.", ".*.")]
 
 
+def described_as(path: str) -> str:
+    """The DESCRIPTIONS key of a table: `profiles.NAME.tools.NAME` is `profiles.*.tools`."""
+    return path.removesuffix(".NAME").replace(".NAME.", ".*.")
+
+
 def _table(out: list[str], model: type[BaseModel], path: str, given: dict[str, Any]) -> None:
     example = path.endswith(".NAME")
-    described = DESCRIPTIONS[path.removesuffix(".NAME")]
+    described = DESCRIPTIONS[described_as(path)]
     out.append(f"# {described}")
     out.append(f"# [{path}]" if example else f"[{path}]")
     plain, tables = split(model, path)

@@ -36,10 +36,14 @@ def build_system_prompt(
     tool_hints: list[str],
     deferred: Sequence[Tool] = (),
     catalog: str = "",
+    persona: str = "",
 ) -> SystemPrompt:
+    """`persona` is the chat's chosen persona (SPEC §11), kept in the stable part."""
     parts = [BASE_PROMPT]
     if config.agent.persona.strip():
         parts.append(config.agent.persona.strip())
+    if persona.strip():
+        parts.append("# Persona\n" + persona.strip())
     if tool_hints:
         parts.append("# Tool notes\n" + "\n".join(f"- {hint}" for hint in tool_hints))
     if deferred:

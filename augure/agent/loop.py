@@ -18,6 +18,7 @@ from augure.codemode.tool import code_mode_schema
 from augure.config import Config
 from augure.llm import LLMError, LLMResponse
 from augure.memory.store import MemoryStore
+from augure.personas import Personas
 from augure.secrets import Redactor
 from augure.skills.model import Catalog
 from augure.store.audit import new_id
@@ -41,6 +42,7 @@ class Agent:
         memory: MemoryStore,
         redact: Redactor,
         catalog: Catalog | None = None,
+        personas: Personas | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -51,6 +53,7 @@ class Agent:
         self.redact = redact
         # The active skills, kept current by the skill service, in the prompt's stable part.
         self.catalog = catalog or Catalog()
+        self.personas = personas
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._conversations: dict[str, history.Conversation] = {}
 
@@ -79,6 +82,14 @@ class Agent:
                 with contextlib.suppress(Exception):
                     await self.store.turn_failed(turn.id)
                 raise
+
+    def busy(self, chat_id: str) -> bool:
+        """A turn of this chat is running (proactive work waits for another time)."""
+        return self._locks[chat_id].locked()
+
+    def lock(self, chat_id: str) -> asyncio.Lock:
+        """Held while a turn of this chat runs; held by work that must not overlap one."""
+        return self._locks[chat_id]
 
     async def delivered(self, turn_id: str) -> None:
         await self.store.turn_delivered(turn_id)
@@ -165,6 +176,7 @@ class Agent:
             self.registry.hints(),
             [] if self.config.code_mode.enabled else self.registry.deferred(),
             self.catalog.text,
+            await self.personas.prompt_for(turn.chat_id) if self.personas else "",
         )
         loaded = conversation.loaded_tools()
         ctx = dataclasses.replace(

@@ -11,7 +11,16 @@ from typing import Any
 
 from augure.store.db import Store
 
-STATUSES = ("pending", "approved", "rejected", "running", "completed", "failed", "interrupted")
+STATUSES = (
+    "pending",
+    "approved",
+    "rejected",
+    "refused",  # a limit stopped it before it ran (SPEC §10)
+    "running",
+    "completed",
+    "failed",
+    "interrupted",
+)
 OUTPUT_CAP = 4000  # characters of output kept in the record; the model got its own copy
 
 
@@ -30,6 +39,7 @@ def new_id() -> str:
 
 class Audit:
     def __init__(self, store: Store) -> None:
+        self.store = store
         self.db = store.db
 
     async def create(
@@ -63,6 +73,38 @@ class Audit:
                 decided_by,
                 time.time(),
                 digest,
+            ),
+        )
+        return invocation_id
+
+    async def refused(
+        self,
+        *,
+        tool: str,
+        origin: str,
+        arguments: dict[str, Any],
+        chat_id: str | None,
+        turn_id: str | None,
+        reason: str,
+    ) -> str:
+        """The record of a call a limit stopped: it never ran and nobody was asked."""
+        invocation_id = new_id()
+        now = time.time()
+        await self.db.execute(
+            "INSERT INTO invocations (id, chat_id, turn_id, tool, origin, input, status, "
+            "approval_status, reason, error, created_at, completed_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'refused', 'not_required', ?, ?, ?, ?)",
+            (
+                invocation_id,
+                chat_id,
+                turn_id,
+                tool,
+                origin,
+                json.dumps(arguments, ensure_ascii=False),
+                reason,
+                reason,
+                now,
+                now,
             ),
         )
         return invocation_id

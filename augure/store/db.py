@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,19 @@ MIGRATIONS: list[str] = [
     # The sha256 of what an approval request showed: the press approved exactly that.
     """
     ALTER TABLE invocations ADD COLUMN approval_digest TEXT;
+    """,
+    # Tool profiles (SPEC §10): one row per call a limit counted, so counts survive restarts;
+    # `day` is the agent-timezone date the call fell on. Personas per chat use `settings`.
+    """
+    CREATE TABLE limit_use (
+        id INTEGER PRIMARY KEY,
+        profile TEXT NOT NULL,
+        glob TEXT NOT NULL,
+        at REAL NOT NULL,
+        day TEXT NOT NULL,
+        cost REAL NOT NULL DEFAULT 0
+    );
+    CREATE INDEX limit_use_by_day ON limit_use(profile, glob, day);
     """,
 ]
 
@@ -334,6 +348,60 @@ class Store:
             "UPDATE turns SET status = ?, notified = 0 WHERE id = ?", (status, turn_id)
         )
 
+    # -- limits (SPEC §10) -------------------------------------------------------------
+
+    async def reserve_limit_use(
+        self,
+        checks: list[tuple[str, str, float]],
+        at: float,
+        day: str,
+        over: Callable[[int, int, int, float], str | None],
+    ) -> tuple[str | None, list[int]]:
+        """Count each (profile, glob)'s use this minute and today; if `over` refuses none,
+        record one use (with its cost) for each, all in one transaction."""
+
+        def reserve(connection: sqlite3.Connection) -> tuple[str | None, list[int]]:
+            for index, (profile, glob, _cost) in enumerate(checks):
+                minute, today, spent = _limit_counts(connection, profile, glob, at, day)
+                refused = over(index, minute, today, spent)
+                if refused is not None:
+                    return refused, []
+            ids = []
+            for profile, glob, cost in checks:
+                cursor = connection.execute(
+                    "INSERT INTO limit_use (profile, glob, at, day, cost) VALUES (?, ?, ?, ?, ?)",
+                    (profile, glob, at, day, cost),
+                )
+                assert cursor.lastrowid is not None
+                ids.append(cursor.lastrowid)
+            return None, ids
+
+        return await self.db.write(reserve)
+
+    async def release_limit_use(self, ids: list[int]) -> None:
+        marks = ",".join("?" * len(ids))
+        await self.db.execute(f"DELETE FROM limit_use WHERE id IN ({marks})", ids)
+
+    async def limit_use(
+        self, profile: str, glob: str, at: float, day: str
+    ) -> tuple[int, int, float]:
+        return await self.db.read(lambda c: _limit_counts(c, profile, glob, at, day))
+
+    # -- per-chat settings -----------------------------------------------------------------
+
+    async def chat_setting(self, chat_id: str, name: str) -> str | None:
+        row = await self.db.fetchone(
+            "SELECT value FROM settings WHERE key = ?", (f"chat:{chat_id}:{name}",)
+        )
+        return str(row[0]) if row else None
+
+    async def set_chat_setting(self, chat_id: str, name: str, value: str) -> None:
+        await self.db.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (f"chat:{chat_id}:{name}", value),
+        )
+
     # -- usage ---------------------------------------------------------------------------
 
     async def record_usage(self, chat_id: str, conversation_id: int, usage: TurnUsage) -> None:
@@ -361,6 +429,18 @@ class Store:
         row = await self.db.fetchone(query, params)
         assert row is not None
         return {"prompt_tokens": row[0], "completion_tokens": row[1], "turns": row[2]}
+
+
+def _limit_counts(
+    connection: sqlite3.Connection, profile: str, glob: str, at: float, day: str
+) -> tuple[int, int, float]:
+    row = connection.execute(
+        "SELECT COALESCE(SUM(at > :since), 0), COALESCE(SUM(day = :day), 0), "
+        "COALESCE(SUM(CASE WHEN day = :day THEN cost END), 0) FROM limit_use "
+        "WHERE profile = :profile AND glob = :glob AND (day = :day OR at > :since)",
+        {"since": at - 60, "day": day, "profile": profile, "glob": glob},
+    ).fetchone()
+    return int(row[0]), int(row[1]), float(row[2])
 
 
 def _open_conversation(connection: sqlite3.Connection, chat_id: str) -> int:

@@ -1,13 +1,13 @@
 """The one door to every tool call: a pipeline of named steps over one `Call`.
 
-    parse ▶ validate ▶ scope ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
+    parse ▶ validate ▶ scope ▶ limits ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
 
 The gates (parse … approval) may end a call with a result of their own; `run` invokes the
 tool; the finishing steps (redact … guard) turn its result into what the caller gets. Chat
 turns, code mode, skills, jobs and `augure tools run` all call `Executor.run` with their
-origin, so none of them can skip approval, redaction or the record. A new check (limits,
-SPEC §10) is one more gate in `gates`; a new caller (batch, background work, subagents, MCP)
-is one more call of `run`.
+origin, so none of them can skip limits, approval, redaction or the record. A new check is
+one more gate in `gates`; a new caller (batch, background work, subagents, MCP) is one more
+call of `run`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from augure.approval.gate import ApprovalGate, ApprovalRequest
 from augure.approval.rules import verdict
 from augure.approval.shown import digest
 from augure.config import Config
+from augure.limits import Limits
 from augure.secrets import Redactor
 from augure.store.audit import Audit, Rule
 from augure.tools import outputs
@@ -56,6 +57,8 @@ class Call:
     preview: dict[str, Any] | None = None
     invocation: str = ""  # the audit record, from the policy step on
     digest: str | None = None  # of what the approval request showed
+    profile_asks: bool = False  # a profile requires approval (it can add it, never remove)
+    reserved: tuple[int, ...] = ()  # limit counts taken; given back if the call does not run
 
     @property
     def the_tool(self) -> Tool:
@@ -75,6 +78,7 @@ class Executor:
         gate: ApprovalGate,
         config: Config,
         redactor: Redactor,
+        limits: Limits | None = None,
     ) -> None:
         self.registry = registry
         self.audit = audit
@@ -82,12 +86,14 @@ class Executor:
         self.config = config
         self.redactor = redactor
         self.outputs = config.home / "outputs"
+        self.limits = limits or Limits(config.profiles, audit.store, config.zone)
         # Calls that are not concurrency-safe (writes, mostly) run one at a time, app-wide.
         self._unsafe = asyncio.Lock()
         self.gates: tuple[Gate, ...] = (
             self.parse,
             self.validate,
             self.scope,
+            self.limits_step,
             self.policy,
             self.approval,
         )
@@ -104,6 +110,7 @@ class Executor:
         for gate in self.gates:
             stopped = await gate(call)
             if stopped is not None:
+                await self.limits.release(call.reserved)  # it did not run: not counted
                 return stopped
         result = await self.invoke(call)
         for finish in self.finishing:
@@ -158,11 +165,30 @@ class Executor:
             )
         return None
 
+    async def limits_step(self, call: Call) -> ToolResult | None:
+        """The owner's tool profiles (SPEC §10): refused before anything runs or asks."""
+        admission = await self.limits.admit(call.ctx.origin, call.name)
+        call.profile_asks = admission.asks
+        if admission.refusal is None:
+            call.reserved = admission.reserved
+            return None
+        await self.audit.refused(
+            tool=call.name,
+            origin=call.ctx.origin,
+            arguments=self.redactor.value(call.args),
+            chat_id=call.ctx.chat_id,
+            turn_id=call.ctx.turn_id,
+            reason=admission.refusal,
+        )
+        return ToolResult.refused(admission.refusal)
+
     async def policy(self, call: Call) -> ToolResult | None:
         """The owner's rules on the call's target (every spelling of it) and what a request
         would show; the decision so far goes into the audit record."""
         tool, params = call.the_tool, call.params
-        call.asking = tool.needs_approval(params) and self.config.approval.enabled
+        call.asking = (
+            tool.needs_approval(params) and self.config.approval.enabled
+        ) or call.profile_asks
         call.shown, call.target = self.redactor.value(call.args), tool.target_for(params)
         aliases = tool.aliases_for(params, self.config)
         rules = await self.audit.rules()

@@ -85,6 +85,7 @@ class Bot:
         self.core = self.channel.core
         await self.channel.start()
         await self.core.scheduler.start()  # as `augure run` does
+        self.core.heartbeat.start()
         return self
 
     async def stop(self) -> None:

@@ -172,7 +172,7 @@ async def test_invocations_newest_first_with_filters(tmp_path: Path) -> None:
     assert lines[0].split()[1:6] == columns
     shown_error = lines[1].split("not_required", 1)[1].strip()  # shortened to 60 characters
     assert "escape.md" in shown_error and len(shown_error) <= 60
-    statuses = "pending, approved, rejected, running, completed, failed, interrupted"
+    statuses = "pending, approved, rejected, refused, running, completed, failed, interrupted"
     one_line_error(*bad_status[::2], f"unknown status 'done'; one of: {statuses}")
     one_line_error(*bad_limit[::2], "--limit must be a positive whole number, not '0'")
 

@@ -41,12 +41,15 @@ from augure.channels.telegram.inbound import (
     without_mention,
 )
 from augure.channels.telegram.media import document_text, photo_content, voice_bytes
+from augure.channels.telegram.personas import PREFIX as PERSONA
+from augure.channels.telegram.personas import on_persona_button, persona_command
 from augure.channels.telegram.polling import PollingBot
 from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.home import HomeError, HomeLock
+from augure.limits import describe
 from augure.llm import LLMError
 from augure.recovery import recover
 from augure.scheduler.service import local
@@ -68,6 +71,7 @@ COMMANDS = {
     "pause": "Pause scheduled jobs",
     "resume": "Resume scheduled jobs",
     "skills": "Skills: state, trigger, last run",
+    "persona": "Choose this chat's persona",
 }
 
 HELP = """I am your personal assistant. Write to me in plain language.
@@ -78,6 +82,7 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /jobs — scheduled jobs; /pause and /resume stop and restart them
 /skills — skills with their state, trigger and last run
 /usage — tokens and estimated cost; /memory — memory files
+/persona — choose this chat's persona (/persona NAME switches)
 
 Send photos, documents, voice notes, locations, contacts and stickers too.
 In a group, mention me or reply to me.
@@ -157,6 +162,8 @@ class TelegramBot:
         app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
         app.add_handler(CommandHandler("usage", self._usage))
         app.add_handler(CommandHandler("memory", self._memory))
+        app.add_handler(CommandHandler("persona", self._persona))
+        app.add_handler(CallbackQueryHandler(self._persona_button, pattern=f"^{PERSONA}"))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         ordered = self._in_order
         app.add_handler(MessageHandler(filters.TEXT, ordered(self._text)))
@@ -284,6 +291,8 @@ class TelegramBot:
             f"{len(jobs)} job(s)"
             + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
         ]
+        limits = await self.core.executor.limits.usage()  # SPEC §10: each with today's use
+        lines += ["Limits:", *(f"• {describe(use)}" for use in limits)] if limits else []
         await self._say(update, "\n".join(lines))
 
     async def _approvals(self, update: Update, context: Context) -> None:
@@ -292,6 +301,15 @@ class TelegramBot:
 
     async def _button(self, update: Update, context: Context) -> None:
         await on_button(self.core, update, context)
+
+    async def _persona(self, update: Update, context: Context) -> None:
+        assert update.effective_chat is not None
+        await persona_command(
+            self.core, self.delivery, update.effective_chat.id, context.args or []
+        )
+
+    async def _persona_button(self, update: Update, context: Context) -> None:
+        await on_persona_button(self.core, update, context)
 
     async def _jobs(self, update: Update, context: Context) -> None:
         scheduler = self.core.scheduler
@@ -449,6 +467,7 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
         except Exception as exc:
             raise UsageError(_start_failure(exc, config)) from None
         await core.scheduler.start()
+        core.heartbeat.start()
         log.info(startup.summary(config, core.registry, bot.application.bot.username))
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()

@@ -1,0 +1,163 @@
+"""The heartbeat (SPEC §11): at each interval inside the active hours, a proactive turn over
+the owner's checklist. It costs nothing when there is nothing to check: an empty or missing
+checklist makes no model call; an answer starting with HEARTBEAT_OK sends nothing.
+
+This module sits below `config` (which holds the `[heartbeat]` field): what it runs and
+where it delivers are handed in as callables by the composition root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, time
+from enum import StrEnum
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+log = logging.getLogger(__name__)
+
+OK = "HEARTBEAT_OK"
+PROMPT = f"""\
+Heartbeat: a periodic check that you run on your own; the owner did not write this.
+Go through the checklist below. If nothing needs the owner's attention now, answer with \
+exactly {OK} and nothing else. Otherwise answer with what the owner should know or do, \
+briefly; that answer is sent to them.
+
+# Checklist
+
+"""
+_HOURS = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
+
+
+class HeartbeatConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    interval_minutes: float = Field(default=30.0, gt=0)
+    # "HH:MM-HH:MM" in the agent timezone; may wrap past midnight ("22:00-06:00").
+    active_hours: str = "08:00-22:00"
+    checklist: str = "heartbeat.md"  # under the memory folder
+
+    @field_validator("active_hours")
+    @classmethod
+    def _valid_hours(cls, value: str) -> str:
+        active_window(value)
+        return value
+
+
+def active_window(text: str) -> tuple[time, time]:
+    match = _HOURS.match(text)
+    if match is None:
+        raise ValueError(f"active_hours must look like 08:00-22:00, not {text!r}")
+    h1, m1, h2, m2 = (int(part) for part in match.groups())
+    if h1 > 23 or h2 > 24 or max(m1, m2) > 59 or (h2 == 24 and m2):  # 24:00 ends a day
+        raise ValueError(f"active_hours has an hour that does not exist: {text!r}")
+    end = time.max if h2 == 24 else time(h2, m2)
+    return time(h1, m1), end
+
+
+class Beat(StrEnum):
+    """What one beat did; tests and the log read it."""
+
+    ASLEEP = "outside the active hours"
+    NOTHING = "empty or missing checklist"
+    BUSY = "a turn of the owner's chat was running"
+    NO_OWNER = "no owner chat"
+    OK = "nothing to report"
+    SENT = "sent to the owner"
+    FAILED = "failed"
+
+
+class Heartbeat:
+    def __init__(
+        self,
+        settings: HeartbeatConfig,
+        checklist: Path,
+        zone: str,
+        owner_chat: str | None,
+        run_turn: Callable[[str], Awaitable[str]],
+        busy: Callable[[str], bool],
+        deliver: Callable[[str, str], Awaitable[None]] | None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.settings = settings
+        self.checklist = checklist
+        self.zone = ZoneInfo(zone)
+        self.owner_chat = owner_chat
+        self.run_turn = run_turn
+        self.busy = busy
+        self.deliver = deliver
+        self.clock = clock
+        self.beats: list[Beat] = []  # what each beat did, oldest first
+        self._task: asyncio.Task[None] | None = None
+        self._beaten = asyncio.Condition()
+
+    def awake(self) -> bool:
+        start, end = active_window(self.settings.active_hours)
+        now = self.clock().astimezone(self.zone).time()
+        if start <= end:
+            return start <= now <= end
+        return now >= start or now <= end  # wraps past midnight
+
+    def tasks(self) -> str:
+        try:
+            return self.checklist.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    async def beat(self) -> Beat:
+        outcome = await self._beat()
+        log.info("heartbeat: %s", outcome.value)
+        async with self._beaten:
+            self.beats.append(outcome)
+            self._beaten.notify_all()
+        return outcome
+
+    async def _beat(self) -> Beat:
+        if not self.awake():
+            return Beat.ASLEEP
+        checklist = self.tasks()
+        if not checklist:
+            return Beat.NOTHING  # no model call at all
+        if self.owner_chat is None:
+            return Beat.NO_OWNER
+        if self.busy(self.owner_chat):
+            return Beat.BUSY  # the owner is being answered: the next interval will do
+        try:
+            answer = await self.run_turn(PROMPT + checklist)
+            if answer.lstrip().startswith(OK):
+                return Beat.OK
+            if self.deliver is not None:
+                await self.deliver(self.owner_chat, answer)
+        except Exception:
+            log.exception("heartbeat turn failed")
+            return Beat.FAILED
+        return Beat.SENT
+
+    async def wait_for_beats(self, count: int) -> list[Beat]:
+        """Until `count` beats have happened (for tests and shutdown)."""
+        async with self._beaten:
+            await self._beaten.wait_for(lambda: len(self.beats) >= count)
+            return list(self.beats)
+
+    def start(self) -> None:
+        if self.settings.enabled and self._task is None:
+            self._task = asyncio.create_task(self._run(), name="heartbeat")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            task, self._task = self._task, None
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.interval_minutes * 60)
+            await self.beat()
