@@ -1,0 +1,167 @@
+"""The schema of state.db, one migration per entry (`PRAGMA user_version` counts them)."""
+
+from __future__ import annotations
+
+# Each entry moves the schema one version forward; never edit a released entry, append one.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        closed_at REAL
+    );
+    CREATE INDEX conversations_open ON conversations(chat_id) WHERE closed_at IS NULL;
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+        role TEXT NOT NULL,
+        content TEXT,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+    CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        conversation_id INTEGER,
+        model TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        llm_calls INTEGER NOT NULL,
+        breakdown TEXT,
+        created_at REAL NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE invocations (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT,
+        turn_id TEXT,
+        tool TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        input TEXT NOT NULL,
+        target TEXT,
+        output TEXT,
+        status TEXT NOT NULL,
+        approval_status TEXT NOT NULL,
+        decided_by TEXT,
+        reason TEXT,
+        error TEXT,
+        cost_estimate INTEGER,
+        approval_ref TEXT,
+        created_at REAL NOT NULL,
+        started_at REAL,
+        completed_at REAL
+    );
+    CREATE INDEX invocations_by_time ON invocations(created_at);
+    CREATE INDEX invocations_pending ON invocations(approval_status)
+        WHERE approval_status = 'pending';
+    CREATE TABLE rules (
+        id INTEGER PRIMARY KEY,
+        effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+        pattern TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        UNIQUE (effect, pattern)
+    );
+    """,
+    """
+    CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        cron TEXT,
+        run_at TEXT,
+        timezone TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        next_run TEXT,
+        last_run TEXT,
+        last_outcome TEXT,
+        run_requested INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE job_runs (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        scheduled_for TEXT NOT NULL,
+        status TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        reply TEXT,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        UNIQUE (job_id, scheduled_for)
+    );
+    CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
+    # Skills: state, failures and run history live here, never in the skill's files. A job
+    # with `skill` set runs that skill instead of a prompt.
+    """
+    ALTER TABLE jobs ADD COLUMN skill TEXT;
+    CREATE TABLE skills (
+        id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        version TEXT NOT NULL,
+        source TEXT NOT NULL,
+        failures INTEGER NOT NULL DEFAULT 0,
+        reason TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE skill_runs (
+        id INTEGER PRIMARY KEY,
+        skill_id TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        outcome TEXT,
+        output TEXT,
+        calls TEXT
+    );
+    CREATE INDEX skill_runs_by_skill ON skill_runs(skill_id, id);
+    """,
+    # Turns are records, so a restart can tell what was cut off; multi-part message content
+    # is flagged by a column instead of a prefix inside the text (a string that happened to
+    # start with the prefix came back decoded).
+    """
+    CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'answered', 'done', 'interrupted')),
+        preview_message_id INTEGER,
+        preview_text TEXT,
+        reply TEXT,
+        notified INTEGER NOT NULL DEFAULT 0,
+        started_at REAL NOT NULL,
+        finished_at REAL
+    );
+    CREATE INDEX turns_open ON turns(status) WHERE status != 'done';
+    ALTER TABLE invocations ADD COLUMN notified INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX invocations_running ON invocations(status) WHERE status = 'running';
+    ALTER TABLE messages ADD COLUMN content_format TEXT;
+    UPDATE messages
+        SET content = CAST(substr(CAST(content AS BLOB), 7) AS TEXT), content_format = 'json'
+        WHERE substr(CAST(content AS BLOB), 1, 6) = X'006A736F6E3A';
+    """,
+    # The sha256 of what an approval request showed: the press approved exactly that.
+    """
+    ALTER TABLE invocations ADD COLUMN approval_digest TEXT;
+    """,
+    # Tool profiles (SPEC §10): one row per call a limit counted, so counts survive restarts;
+    # `day` is the agent-timezone date the call fell on. Personas per chat use `settings`.
+    """
+    CREATE TABLE limit_use (
+        id INTEGER PRIMARY KEY,
+        profile TEXT NOT NULL,
+        glob TEXT NOT NULL,
+        at REAL NOT NULL,
+        day TEXT NOT NULL,
+        cost REAL NOT NULL DEFAULT 0
+    );
+    CREATE INDEX limit_use_by_day ON limit_use(profile, glob, day);
+    """,
+]
