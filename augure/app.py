@@ -13,6 +13,8 @@ from augure.approval.gate import ApprovalGate, Approver
 from augure.codemode.tool import execute_code
 from augure.config import Config
 from augure.llm import LLM
+from augure.mcp.adapter import register as register_mcp_tools
+from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.service import Notifier, Scheduler
 from augure.secrets import Redactor
@@ -89,6 +91,7 @@ class Core:
     scheduler: Scheduler
     skills: SkillService
     started_at: float = field(default_factory=time.time)
+    mcp: McpManager | None = None
 
     @classmethod
     async def open(
@@ -163,6 +166,10 @@ class Core:
                 registry.register(skill_tool)
         await skills.install_bundled()
         skills.watch()
+        # MCP servers start in the background: their tools appear as each server is ready,
+        # and a slow or broken server never delays the first answer.
+        mcp = McpManager(config.mcp, config.home / "logs" / "mcp")
+        mcp.start(lambda server, listed: register_mcp_tools(registry, config, server, listed))
         return cls(
             config,
             store,
@@ -176,9 +183,12 @@ class Core:
             redact,
             scheduler,
             skills,
+            mcp=mcp,
         )
 
     async def close(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()
         await self.scheduler.stop()
         await self.skills.close()
         await self.gate.close()

@@ -32,6 +32,7 @@ from pydantic_settings import (
 )
 
 from augure import tool_settings
+from augure.mcp.settings import McpSettings
 
 
 class ConfigError(Exception):
@@ -167,6 +168,7 @@ class Config(BaseSettings):
     code_mode: CodeModeConfig = CodeModeConfig()
     skills: SkillsConfig = SkillsConfig()
     tools: ToolsConfig = ToolsConfig()
+    mcp: McpSettings = McpSettings()
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)

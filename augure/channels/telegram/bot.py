@@ -281,6 +281,8 @@ class TelegramBot:
             f"{len(jobs)} job(s)"
             + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
         ]
+        mcp = self.core.mcp.status_line() if self.core.mcp else None
+        lines += [mcp] if mcp else []
         await self._say(update, "\n".join(lines))
 
     async def _approvals(self, update: Update, context: Context) -> None:
