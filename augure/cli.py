@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_skills, logs
+from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_mcp, cli_skills, logs
 from augure.config import Config, ConfigError, load_config, load_env_file
 from augure.errors import UsageError
 from augure.home import HomeError
@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
     cli_jobs.add_parser(commands)
     cli_skills.add_parser(commands)
+    cli_mcp.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
     return parser
@@ -243,6 +244,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "rules": cli_audit.rules,
     "jobs": cli_jobs.jobs,
     "skills": cli_skills.skills,
+    "mcp": cli_mcp.mcp,
 }
 
 # Commands that work on AUGURE_HOME itself, without loading (or needing) a valid config.

@@ -46,6 +46,8 @@ class McpServer:
     error: str | None = None
     tools: list[str] = field(default_factory=list)
     session: ClientSession | None = None
+    listed: list[ListedTool] = field(default_factory=list)
+    _settled: asyncio.Event = field(default_factory=asyncio.Event)  # first start ended
     _trouble: asyncio.Event = field(default_factory=asyncio.Event)
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -75,6 +77,10 @@ class McpServer:
     async def wait_ready(self) -> None:
         await self._ready.wait()
 
+    async def wait_settled(self) -> None:
+        """Until the first start succeeded or failed."""
+        await self._settled.wait()
+
     def _down_text(self) -> str:
         why = f" ({self.error})" if self.error else ""
         if self.state == "starting":
@@ -88,19 +94,23 @@ class McpServer:
                 async with contextlib.AsyncExitStack() as stack:
                     session = await self._connect(stack)
                     listed = await _list_tools(session, self.settings.timeout_seconds)
-                    self.tools = [t.name for t in listed]
+                    self.listed, self.tools = listed, [t.name for t in listed]
                     listener(self, listed)
                     self.session, self.state, self.error = session, "ready", None
                     self._ready.set()
+                    self._settled.set()
                     log.info("MCP server %s ready with %d tool(s)", self.name, len(listed))
                     delay = FIRST_RETRY_SECONDS
                     await self._watch(session)
+            except ImportError:
+                self.error = "the MCP client is not installed: pip install 'augure[mcp]'"
             except Exception as exc:  # a server's failure is reported, never raised
                 self.error = _short(exc)
             finally:
                 self.session = None
                 self._ready.clear()
             self.state = "down"
+            self._settled.set()
             log.warning("MCP server %s is down (%s); retry in %g s", self.name, self.error, delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, LAST_RETRY_SECONDS)
@@ -178,12 +188,19 @@ class McpManager:
             for name, server in settings.servers.items()
             if server.enabled
         }
+        self.disabled = [name for name, server in settings.servers.items() if not server.enabled]
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self, listener: Listener) -> None:
         for server in self.servers.values():
             task = asyncio.create_task(server.supervise(listener), name=f"mcp:{server.name}")
             self._tasks.append(task)
+
+    async def settled(self, timeout: float) -> None:
+        """Until every server has started or failed once (at most `timeout` seconds)."""
+        waits = [s.wait_settled() for s in self.servers.values()]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*waits), timeout)
 
     def status_line(self) -> str | None:
         if not self.servers:

@@ -16,11 +16,19 @@ from typing import Any
 import psutil
 import pytest
 
+from augure import doctor
 from augure.config import ConfigError, load_config
 from augure.mcp.client import McpServer
 from augure.secrets import Redactor
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.helpers import approval_message, buttons, final_reply, tool_results
+from tests.e2e.helpers import (
+    approval_message,
+    augure,
+    buttons,
+    environment,
+    final_reply,
+    tool_results,
+)
 from tests.fakes.openai import text, tool
 
 pytest.importorskip("mcp", reason="the mcp extra (pip install 'augure[mcp]') is not installed")
@@ -306,3 +314,92 @@ def test_mcp_header_and_env_secrets_are_redacted(
     redact = Redactor.from_config(load_config(home=tmp_path))
     line = redact("saw handle-secret-5678 and literal-secret-9012")
     assert line == "saw [REDACTED:MCP_TOKEN_VALUE] and [REDACTED:MCP_B_HEADERS_X_KEY]"
+
+
+def cli_home(tmp_path: Path, servers: str) -> dict[str, str]:
+    home = tmp_path / "cli-home"
+    home.mkdir()
+    (home / "augure.toml").write_text(servers, encoding="utf-8")
+    return environment(home, {"MCP_SECRET": SECRET, "MCP_NOTES": str(tmp_path / "n.txt")})
+
+
+async def test_mcp_list_shows_each_server_state_and_tools(tmp_path: Path) -> None:
+    servers = (
+        stdio("fake", read_only_tools=["lookup"], deferred=True)
+        + server_table("broken", command="/nonexistent/mcp-server")
+        + server_table("off", url="http://127.0.0.1:9/mcp", enabled=False)
+    )
+    env = cli_home(tmp_path, servers)
+    code, out, err = await augure("mcp", "list", "--json", env=env, timeout=60)
+    assert code == 0, err
+    listed = {server["name"]: server for server in json.loads(out)}
+    assert listed["fake"]["state"] == "ready" and listed["fake"]["deferred"] is True
+    tools = {tool["name"]: tool["access"] for tool in listed["fake"]["tools"]}
+    assert tools["mcp__fake__lookup"] == "read_only"
+    assert tools["mcp__fake__write_note"] == "write"
+    assert listed["broken"]["state"] == "down" and listed["broken"]["error"]
+    assert listed["off"]["state"] == "disabled"
+
+    code, out, err = await augure("mcp", "list", env=env, timeout=60)
+    assert code == 0, err
+    assert "fake: ready, stdio, deferred" in out
+    assert "  mcp__fake__lookup [read_only]: Look a word up in the fake dictionary." in out
+    assert "broken: down (" in out
+
+
+async def test_doctor_lists_each_server_with_its_tool_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_SECRET", SECRET)
+    monkeypatch.setenv("MCP_NOTES", str(tmp_path / "n.txt"))
+    servers = stdio("fake") + server_table("broken", command="/nonexistent/mcp-server")
+    config = load_config(home=_home_with(tmp_path, servers))
+    checks = [check async for check in doctor._mcp(config)]
+    lines = {check.name: check for check in checks}
+    assert lines["mcp fake"].ok and lines["mcp fake"].detail == "ready, 6 tool(s)"
+    assert not lines["mcp broken"].ok and lines["mcp broken"].detail.startswith("down (")
+
+
+def _home_with(tmp_path: Path, servers: str) -> Path:
+    home = tmp_path / "doctor-home"
+    home.mkdir()
+    (home / "augure.toml").write_text(servers, encoding="utf-8")
+    return home
+
+
+@pytest.fixture
+def deferred_servers() -> str:
+    return stdio("lazy", read_only_tools=["lookup"], deferred=True)
+
+
+async def test_a_deferred_server_adds_no_schema_until_loaded(
+    tmp_path: Path,
+    telegram: Any,
+    llm: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    deferred_servers: str,
+) -> None:
+    home = _home_with(tmp_path, deferred_servers)
+    monkeypatch.setenv("MCP_SECRET", SECRET)
+    monkeypatch.setenv("MCP_NOTES", str(tmp_path / "n.txt"))
+    bot = Bot(home, telegram, llm, monkeypatch)
+    await bot.start()
+    try:
+        await ready(bot, "lazy")
+        llm.script(
+            tool("load_tools", {"names": ["mcp__lazy__lookup"]}),
+            tool("mcp__lazy__lookup", {"word": "plum"}),
+            text("Plum found."),
+        )
+        telegram.inject_message(OWNER, "look up plum")
+        await final_reply(bot, "Plum found.")
+        first, _, last = llm.requests[-3:]
+        names = [s["function"]["name"] for s in first["tools"]]
+        assert not [n for n in names if n.startswith("mcp__")]
+        system = first["messages"][0]["content"]
+        assert "- mcp__lazy__lookup: Look a word up in the fake dictionary." in system
+        loaded = [s["function"]["name"] for s in last["tools"]]
+        assert "mcp__lazy__lookup" in loaded
+        assert "plum: a word of 4 letters" in tool_results(llm)[-1]
+    finally:
+        await bot.stop()
