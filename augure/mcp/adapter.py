@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +22,11 @@ if TYPE_CHECKING:
     from mcp_types import Tool as ListedTool
 
     from augure.config import Config
+
+
+log = logging.getLogger(__name__)
+# What the model API accepts as a function name.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class Arguments(BaseModel):
@@ -115,5 +122,8 @@ def register(registry: ToolRegistry, config: Config, server: McpServer, listed: 
     which reach the new session through `server`)."""
     for item in listed:
         name = tool_name(server.name, item.name)
+        if not TOOL_NAME.fullmatch(name):
+            log.warning("MCP server %s: tool %r skipped (name not usable)", server.name, item.name)
+            continue
         if registry.get(name) is None and enabled(name, config):
             registry.register(adapt(server, item))

@@ -6,9 +6,11 @@ import os
 import re
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 HANDLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# A server's name is part of its tools' names (mcp__NAME__TOOL), which the model API limits.
+SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*")
 
 
 class McpServerSettings(BaseModel):
@@ -43,6 +45,16 @@ class McpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     servers: dict[str, McpServerSettings] = {}
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, servers: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        for name in servers:
+            if not SERVER_NAME.fullmatch(name) or len(name) > 20:
+                raise ValueError(
+                    f"server name {name!r}: letters, digits, - and single _ only, at most 20"
+                )
+        return servers
 
 
 def expand(values: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -289,6 +289,7 @@ async def test_a_streamable_http_server_serves_its_tools(
         ("[mcp.servers.x]\ncommand = 'y'\nurl = 'http://h/mcp'\n", "set either command"),
         ("[mcp.servers.x]\nurl = 'http://h/mcp'\nenv = { A = 'b' }\n", "apply to a command"),
         ("[mcp.server.x]\ncommand = 'y'\n", "mcp.server: unknown key"),
+        ("[mcp.servers.a__b]\ncommand = 'y'\n", "server name 'a__b'"),
     ],
 )
 def test_config_refuses_what_spec_9_does_not_name(
