@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from augure.mcp.adapter import tool_name
 from augure.mcp.client import McpManager
+from augure.secrets import Redactor
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -16,6 +17,7 @@ SETTLE_SECONDS = 30.0
 
 async def survey(config: Config, timeout: float = SETTLE_SECONDS) -> list[dict[str, Any]]:
     """Every configured server as data: name, transport, state, error and tools."""
+    redact = Redactor.from_config(config)
     manager = McpManager(config.mcp, config.home / "logs" / "mcp")
     manager.start(lambda server, listed: None)
     try:
@@ -36,7 +38,8 @@ async def survey(config: Config, timeout: float = SETTLE_SECONDS) -> list[dict[s
                     "name": name,
                     "transport": settings.transport,
                     "state": server.state if server else "disabled",
-                    "error": server.error if server else None,
+                    # A server's error may quote a secret (a URL's token, a header).
+                    "error": redact(server.error) if server and server.error else None,
                     "deferred": settings.deferred,
                     "tools": tools,
                 }

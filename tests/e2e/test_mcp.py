@@ -404,3 +404,14 @@ async def test_a_deferred_server_adds_no_schema_until_loaded(
         assert "plum: a word of 4 letters" in tool_results(llm)[-1]
     finally:
         await bot.stop()
+
+
+async def test_a_server_error_quoting_a_secret_is_redacted_in_the_listing(tmp_path: Path) -> None:
+    leaky = "literal-secret-9012"
+    servers = server_table(
+        "a", url="http://127.0.0.1:9/mcp", headers={"X-Key": leaky}, enabled=False
+    ) + server_table("b", command=f"/nonexistent/{leaky}")
+    code, out, err = await augure("mcp", "list", env=cli_home(tmp_path, servers), timeout=60)
+    assert code == 0, err
+    assert "b: down (" in out and "[REDACTED:MCP_A_HEADERS_X_KEY]" in out
+    assert leaky not in out + err

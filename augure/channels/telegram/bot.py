@@ -282,7 +282,7 @@ class TelegramBot:
             + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
         ]
         mcp = self.core.mcp.status_line() if self.core.mcp else None
-        lines += [mcp] if mcp else []
+        lines += [self.core.redact(mcp)] if mcp else []  # a server's error may quote a secret
         await self._say(update, "\n".join(lines))
 
     async def _approvals(self, update: Update, context: Context) -> None:
