@@ -80,7 +80,7 @@ def _context(config: Any, registry: ToolRegistry) -> Any:
 
 async def main() -> None:
     print("tokens per request (chars/4): tool schemas + deferred listing, built-in tools plus")
-    print("one MCP server of 6 tools (after load_tools: one of them loaded)")
+    print("one MCP server of 7 tools (after load_tools: one of them loaded)")
     print(f"{'server':>10} {'no server':>14} {'server ready':>14} {'after load_tools':>17}")
     for deferred in (False, True):
         with tempfile.TemporaryDirectory() as folder:

@@ -137,6 +137,16 @@ async def test_always_allow_for_one_mcp_tool_does_not_cover_another(bot: Bot) ->
     await final_reply(bot, "Tried.")
 
 
+async def test_an_image_from_a_server_reaches_the_chat_as_a_photo(bot: Bot) -> None:
+    await ready(bot)
+    await ask(bot, "mcp__fake__chart", {}, "Here is the chart.")
+    message = await approval_message(bot)
+    bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])
+    await final_reply(bot, "Here is the chart.")
+    (photo,) = await bot.telegram.wait_for("sendPhoto")
+    assert photo.params.get("caption") == "mcp__fake__chart-0.png"
+
+
 async def test_secrets_in_an_mcp_result_are_redacted(bot: Bot) -> None:
     await ready(bot)
     await ask(bot, "mcp__fake__leak", {}, "Leaked?")
@@ -357,7 +367,7 @@ async def test_doctor_lists_each_server_with_its_tool_count(
     config = load_config(home=_home_with(tmp_path, servers))
     checks = [check async for check in doctor._mcp(config)]
     lines = {check.name: check for check in checks}
-    assert lines["mcp fake"].ok and lines["mcp fake"].detail == "ready, 6 tool(s)"
+    assert lines["mcp fake"].ok and lines["mcp fake"].detail == "ready, 7 tool(s)"
     assert not lines["mcp broken"].ok and lines["mcp broken"].detail.startswith("down (")
 
 

@@ -4,16 +4,19 @@
     python -m tests.fakes.mcp_server http PORT
 
 Its tools: `lookup` (reads), `write_note` (writes a line to $MCP_NOTES), `leak` (returns the
-value of $MCP_SECRET, to prove redaction), `crash` (the process exits mid-call), `pid`.
+value of $MCP_SECRET, to prove redaction), `crash` (the process exits mid-call), `pid`,
+`fail`, `chart` (a PNG).
 """
 
 from __future__ import annotations
 
 import os
+import struct
 import sys
+import zlib
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Image, MCPServer
 
 server = MCPServer("fake")
 
@@ -54,6 +57,24 @@ def pid() -> int:
 def fail() -> Any:
     """Always fails."""
     raise ValueError("the fake tool failed on purpose")
+
+
+@server.tool()
+def chart() -> Image:
+    """Draw a chart (a one-pixel PNG)."""
+    return Image(data=_png(), format="png")
+
+
+def _png() -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body)
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
 
 
 if __name__ == "__main__":
