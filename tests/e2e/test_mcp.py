@@ -425,3 +425,39 @@ async def test_a_server_error_quoting_a_secret_is_redacted_in_the_listing(tmp_pa
     assert code == 0, err
     assert "b: down (" in out and "[REDACTED:MCP_A_HEADERS_X_KEY]" in out
     assert leaky not in out + err
+
+
+@pytest.fixture
+def hung_servers() -> str:
+    return server_table("hung", command=sys.executable, args=["-c", "import time; time.sleep(600)"])
+
+
+async def test_a_server_that_never_answers_delays_nothing_and_is_stopped(
+    tmp_path: Path,
+    telegram: Any,
+    llm: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    hung_servers: str,
+) -> None:
+    bot = Bot(_home_with(tmp_path, hung_servers), telegram, llm, monkeypatch)
+    await bot.start()
+    try:
+        llm.script(text("Answered."))
+        telegram.inject_message(OWNER, "hi")
+        await final_reply(bot, "Answered.")
+        telegram.inject_message(OWNER, "/status")
+        await telegram.wait_for(
+            lambda c: (
+                c.method == "sendMessage" and "MCP: hung starting" in str(c.params.get("text"))
+            )
+        )
+        children = [
+            child
+            for child in psutil.Process().children(recursive=True)
+            if "time.sleep(600)" in " ".join(child.cmdline())
+        ]
+        assert len(children) == 1
+    finally:
+        await bot.stop()
+    (child,) = children
+    assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
