@@ -44,16 +44,15 @@ class McpServer:
     logs: Path | None = None
     state: str = "starting"  # starting, ready, down
     error: str | None = None
-    tools: list[str] = field(default_factory=list)
     session: ClientSession | None = None
-    listed: list[ListedTool] = field(default_factory=list)
+    listed: list[ListedTool] = field(default_factory=list)  # as of the last start
     _settled: asyncio.Event = field(default_factory=asyncio.Event)  # first start ended
     _trouble: asyncio.Event = field(default_factory=asyncio.Event)
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
 
     def describe(self) -> str:
         if self.state == "ready":
-            return f"ready, {len(self.tools)} tool(s)"
+            return f"ready, {len(self.listed)} tool(s)"
         if self.state == "down":
             return f"down ({self.error}); retrying"
         return "starting"
@@ -94,7 +93,7 @@ class McpServer:
                 async with contextlib.AsyncExitStack() as stack:
                     session = await self._connect(stack)
                     listed = await _list_tools(session, self.settings.timeout_seconds)
-                    self.listed, self.tools = listed, [t.name for t in listed]
+                    self.listed = listed
                     listener(self, listed)
                     self.session, self.state, self.error = session, "ready", None
                     self._ready.set()
@@ -158,11 +157,11 @@ class McpServer:
 
 
 async def _list_tools(session: ClientSession, timeout: float) -> list[ListedTool]:
+    from mcp_types import PaginatedRequestParams
+
     listed: list[ListedTool] = []
     cursor: str | None = None
     while True:
-        from mcp_types import PaginatedRequestParams
-
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await asyncio.wait_for(session.list_tools(params=params), timeout)
         listed.extend(page.tools)
