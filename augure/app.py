@@ -14,6 +14,8 @@ from augure.codemode.tool import execute_code
 from augure.config import Config
 from augure.heartbeat import Heartbeat
 from augure.llm import LLM
+from augure.mcp.adapter import register as register_mcp_tools
+from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.personas import Personas
 from augure.scheduler.service import Notifier, Scheduler
@@ -92,6 +94,7 @@ class Core:
     skills: SkillService
     heartbeat: Heartbeat  # started with the scheduler, by `augure run`
     started_at: float = field(default_factory=time.time)
+    mcp: McpManager | None = None
 
     @classmethod
     async def open(
@@ -170,6 +173,10 @@ class Core:
         await skills.install_bundled()
         skills.watch()
         heartbeat = _heartbeat(config, agent, notifier)
+        # MCP servers start in the background: their tools appear as each server is ready,
+        # and a slow or broken server never delays the first answer.
+        mcp = McpManager(config.mcp, config.home / "logs" / "mcp")
+        mcp.start(lambda server, listed: register_mcp_tools(registry, config, server, listed))
         return cls(
             config,
             store,
@@ -184,9 +191,12 @@ class Core:
             scheduler,
             skills,
             heartbeat,
+            mcp=mcp,
         )
 
     async def close(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()
         await self.heartbeat.stop()
         await self.scheduler.stop()
         await self.skills.close()

@@ -13,7 +13,17 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure import __version__, backup, cli_audit, cli_init, cli_jobs, cli_limits, cli_skills, logs
+from augure import (
+    __version__,
+    backup,
+    cli_audit,
+    cli_init,
+    cli_jobs,
+    cli_limits,
+    cli_mcp,
+    cli_skills,
+    logs,
+)
 from augure.config import Config, ConfigError, load_config, load_env_file
 from augure.errors import UsageError
 from augure.home import HomeError
@@ -79,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_jobs.add_parser(commands)
     cli_limits.add_parser(commands)
     cli_skills.add_parser(commands)
+    cli_mcp.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
     return parser
@@ -245,6 +256,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "jobs": cli_jobs.jobs,
     "limits": cli_limits.limits,
     "skills": cli_skills.skills,
+    "mcp": cli_mcp.mcp,
 }
 
 # Commands that work on AUGURE_HOME itself, without loading (or needing) a valid config.

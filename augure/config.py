@@ -34,6 +34,7 @@ from pydantic_settings import (
 from augure import tool_settings
 from augure.heartbeat import HeartbeatConfig
 from augure.limits import Profile
+from augure.mcp_settings import McpSettings
 
 
 class ConfigError(Exception):
@@ -171,6 +172,7 @@ class Config(BaseSettings):
     tools: ToolsConfig = ToolsConfig()
     profiles: dict[str, Profile] = {}  # SPEC §10; the models are in augure/limits.py
     heartbeat: HeartbeatConfig = HeartbeatConfig()  # SPEC §11, augure/heartbeat.py
+    mcp: McpSettings = McpSettings()
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)

@@ -126,6 +126,17 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.opencode": "opencode: a coding agent run in the sandbox workspace.",
     "tools.opencode.command": "program (and arguments), e.g. opencode",
     "tools.opencode.args": "arguments before the task, e.g. ['run']",
+    "mcp": "MCP servers whose tools the assistant may call (pip install 'augure[mcp]').",
+    "mcp.servers": "one table per server: [mcp.servers.NAME], tools named mcp__NAME__TOOL",
+    "mcp.servers.*.command": "program of a stdio server (set command or url)",
+    "mcp.servers.*.args": "its arguments",
+    "mcp.servers.*.env": "its environment; values may name secrets as ${ENV_VAR}",
+    "mcp.servers.*.url": "endpoint of a streamable HTTP server",
+    "mcp.servers.*.headers": "HTTP headers; values may name secrets as ${ENV_VAR}",
+    "mcp.servers.*.enabled": "false: not started",
+    "mcp.servers.*.deferred": "list the tools by name; schemas sent after load_tools",
+    "mcp.servers.*.read_only_tools": "tools that only read; every other tool asks first",
+    "mcp.servers.*.timeout_seconds": "seconds per call and for the start",
 }
 
 # Values the owner may set in the file although they are secrets: written as a reminder only.

@@ -33,11 +33,27 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
         yield Check("allowlist", False, "AUGURE_ALLOWED_USERS is empty: nobody may chat", False)
     else:
         yield Check("allowlist", True, f"{len(config.telegram.allowed_users)} allowed user(s)")
+    async for check in _mcp(config):
+        yield check
     from augure.app import build_registry
 
     for tool in build_registry(config).list():
         missing = tool.config_check(config)
         yield Check(f"tool {tool.name}", missing is None, missing or "ready", required=False)
+
+
+async def _mcp(config: Config) -> AsyncIterator[Check]:
+    """Each MCP server started once, as the bot would: its state and tool count."""
+    if not config.mcp.servers:
+        return
+    from augure.mcp.survey import survey
+
+    for server in await survey(config, CHECK_TIMEOUT * 3):
+        state, error = server["state"], server["error"]
+        detail = f"{state}, {len(server['tools'])} tool(s)" if state == "ready" else state
+        detail += f" ({error})" if error else ""
+        ok = state in ("ready", "disabled")
+        yield Check(f"mcp {server['name']}", ok, detail, required=False)
 
 
 async def _llm(config: Config) -> Check:

@@ -40,6 +40,12 @@ def discover(config: Config, environ: Mapping[str, str] | None = None) -> dict[s
                 found[path.strip(".").upper().replace(".", "_")] = node
 
     walk(config.tools.model_extra or {}, "tools")
+    # MCP servers: `${ENV}` handles in env and headers, and every literal header value.
+    for server, settings in config.mcp.servers.items():
+        walk({"env": settings.env, "headers": settings.headers}, f"mcp.{server}")
+        for header, value in settings.headers.items():
+            if not HANDLE.search(value):
+                found[f"MCP_{server}_HEADERS_{header}".upper().replace("-", "_")] = value
     # Every value of a preset's headers is a secret, written literally or not (SPEC §5).
     presets = (config.tools.model_extra or {}).get("http", {}).get("presets", {})
     for preset, table in presets.items() if isinstance(presets, dict) else ():

@@ -293,6 +293,8 @@ class TelegramBot:
         ]
         limits = await self.core.executor.limits.usage()  # SPEC §10: each with today's use
         lines += ["Limits:", *(f"• {describe(use)}" for use in limits)] if limits else []
+        mcp = self.core.mcp.status_line() if self.core.mcp else None
+        lines += [self.core.redact(mcp)] if mcp else []  # a server's error may quote a secret
         await self._say(update, "\n".join(lines))
 
     async def _approvals(self, update: Update, context: Context) -> None:

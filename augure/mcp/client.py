@@ -1,0 +1,214 @@
+"""The MCP servers' lifecycle: each server is one supervisor task that connects with the
+official SDK, keeps the session while the server answers, and reconnects with backoff.
+
+A server that fails or dies never stops the bot: its state and last error are kept for
+`augure doctor`, `/status` and the result of a call made while it is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from augure.mcp_settings import McpServerSettings, McpSettings, expand
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp_types import CallToolResult
+    from mcp_types import Tool as ListedTool
+
+log = logging.getLogger(__name__)
+
+FIRST_RETRY_SECONDS = 1.0
+LAST_RETRY_SECONDS = 60.0
+# How often a quiet server is asked whether it still answers; a failed call asks at once.
+PING_SECONDS = 10.0
+
+Listener = Callable[["McpServer", "list[ListedTool]"], None]
+
+
+class ServerDown(Exception):
+    """The server cannot take calls now; the message says why and that it is retried."""
+
+
+@dataclass
+class McpServer:
+    name: str
+    settings: McpServerSettings
+    logs: Path | None = None
+    state: str = "starting"  # starting, ready, down
+    error: str | None = None
+    session: ClientSession | None = None
+    listed: list[ListedTool] = field(default_factory=list)  # as of the last start
+    _settled: asyncio.Event = field(default_factory=asyncio.Event)  # first start ended
+    _trouble: asyncio.Event = field(default_factory=asyncio.Event)
+    _ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def describe(self) -> str:
+        if self.state == "ready":
+            return f"ready, {len(self.listed)} tool(s)"
+        if self.state == "down":
+            return f"down ({self.error}); retrying"
+        return "starting"
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        session = self.session
+        if session is None:
+            raise ServerDown(self._down_text())
+        try:
+            return await session.call_tool(
+                tool, arguments, read_timeout_seconds=self.settings.timeout_seconds
+            )
+        except Exception as exc:
+            self.error = _short(exc)
+            self._trouble.set()  # the supervisor checks at once whether the server is alive
+            raise ServerDown(
+                f"MCP server {self.name} failed during the call ({self.error}); "
+                "it is checked and restarted if needed, try again shortly"
+            ) from None
+
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    async def wait_settled(self) -> None:
+        """Until the first start succeeded or failed."""
+        await self._settled.wait()
+
+    def _down_text(self) -> str:
+        why = f" ({self.error})" if self.error else ""
+        if self.state == "starting":
+            return f"MCP server {self.name} is still starting; try again shortly"
+        return f"MCP server {self.name} is down{why}; it is being restarted, try again later"
+
+    async def supervise(self, listener: Listener) -> None:
+        delay = FIRST_RETRY_SECONDS
+        while True:
+            try:
+                async with contextlib.AsyncExitStack() as stack:
+                    session = await self._connect(stack)
+                    listed = await _list_tools(session, self.settings.timeout_seconds)
+                    self.listed = listed
+                    listener(self, listed)
+                    self.session, self.state, self.error = session, "ready", None
+                    self._ready.set()
+                    self._settled.set()
+                    log.info("MCP server %s ready with %d tool(s)", self.name, len(listed))
+                    delay = FIRST_RETRY_SECONDS
+                    await self._watch(session)
+            except ImportError:
+                self.error = "the MCP client is not installed: pip install 'augure[mcp]'"
+            except Exception as exc:  # a server's failure is reported, never raised
+                self.error = _short(exc)
+            finally:
+                self.session = None
+                self._ready.clear()
+            self.state = "down"
+            self._settled.set()
+            log.warning("MCP server %s is down (%s); retry in %g s", self.name, self.error, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, LAST_RETRY_SECONDS)
+
+    async def _connect(self, stack: contextlib.AsyncExitStack) -> ClientSession:
+        from mcp import ClientSession
+
+        settings = self.settings
+        if settings.command is not None:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            parameters = StdioServerParameters(
+                command=settings.command, args=settings.args, env=expand(settings.env)
+            )
+            streams = await stack.enter_async_context(stdio_client(parameters, self._errlog(stack)))
+        else:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            assert settings.url is not None
+            client = create_mcp_http_client(headers=expand(settings.headers))
+            await stack.enter_async_context(client)
+            streams = await stack.enter_async_context(
+                streamable_http_client(settings.url, http_client=client)
+            )
+        read, write = streams[0], streams[1]
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await asyncio.wait_for(session.initialize(), settings.timeout_seconds)
+        return session
+
+    def _errlog(self, stack: contextlib.AsyncExitStack) -> TextIO:
+        """Where a stdio server's stderr goes: its own log file, not the bot's console."""
+        if self.logs is None:
+            return sys.stderr
+        self.logs.mkdir(parents=True, exist_ok=True)
+        return stack.enter_context(open(self.logs / f"{self.name}.log", "a", encoding="utf-8"))
+
+    async def _watch(self, session: ClientSession) -> None:
+        """Return once the server stops answering a ping."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._trouble.wait(), PING_SECONDS)
+            self._trouble.clear()
+            await asyncio.wait_for(session.send_ping(), self.settings.timeout_seconds)
+
+
+async def _list_tools(session: ClientSession, timeout: float) -> list[ListedTool]:
+    from mcp_types import PaginatedRequestParams
+
+    listed: list[ListedTool] = []
+    cursor: str | None = None
+    while True:
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await asyncio.wait_for(session.list_tools(params=params), timeout)
+        listed.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return listed
+
+
+def _short(exc: BaseException) -> str:
+    """One line about a failure; an exception group is described by its first leaf."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}"[:200] if text else type(exc).__name__
+
+
+class McpManager:
+    """Every enabled server, started concurrently in the background; `close` stops them all."""
+
+    def __init__(self, settings: McpSettings, logs: Path | None = None) -> None:
+        self.servers = {
+            name: McpServer(name, server, logs)
+            for name, server in settings.servers.items()
+            if server.enabled
+        }
+        self.disabled = [name for name, server in settings.servers.items() if not server.enabled]
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self, listener: Listener) -> None:
+        for server in self.servers.values():
+            task = asyncio.create_task(server.supervise(listener), name=f"mcp:{server.name}")
+            self._tasks.append(task)
+
+    async def settled(self, timeout: float) -> None:
+        """Until every server has started or failed once (at most `timeout` seconds)."""
+        waits = [s.wait_settled() for s in self.servers.values()]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*waits), timeout)
+
+    def status_line(self) -> str | None:
+        if not self.servers:
+            return None
+        return "MCP: " + "; ".join(f"{s.name} {s.describe()}" for s in self.servers.values())
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        # Each task leaves its exit stack, which ends the session and stops the process.
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
