@@ -30,11 +30,27 @@ def _bwrap() -> bool:
     return shutil.which("bwrap") is not None
 
 
+def _libseccomp() -> bool:
+    from augure.sandbox.seccomp import SeccompUnavailable, program
+
+    try:
+        program()
+    except SeccompUnavailable:
+        return False
+    return True
+
+
+def _unshare() -> bool:
+    return shutil.which("unshare") is not None
+
+
 # Debian package name -> whether it is installed here.
 PACKAGES: dict[str, Callable[[], bool]] = {
     "chromium": _chromium,
     "bubblewrap": _bwrap,
     "dovecot-imapd": _dovecot,
+    "util-linux": _unshare,
+    "libseccomp2": _libseccomp,
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Collection
 from typing import Any
 
 from augure.agent import history
+from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt
 from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnStream
@@ -24,9 +25,8 @@ from augure.skills.model import Catalog
 from augure.store.audit import new_id
 from augure.store.db import Store
 from augure.tools.base import ToolResult
-from augure.tools.executor import Executor, outside_sources
+from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
-from augure.tools.result import wrap_untrusted
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,15 @@ class Agent:
         await self.store.begin_turn(turn.id, turn.chat_id, turn.origin, conversation.id, stored)
         conversation.messages.append(stored)
         tally = Tally()
-        await self._compact(conversation, tally)  # keeps the newest owner message whole
+        # Keeps the newest (the owner's) message whole.
+        await compact(
+            conversation,
+            self.config.agent.history_tokens,
+            self.llm,
+            self.store,
+            tally,
+            self.registry,
+        )
         asked_at = len(conversation.messages) - 1
         conversation.messages[asked_at] = {"role": "user", "content": content}
         system = build_system_prompt(
@@ -273,38 +281,6 @@ class Agent:
         if self.config.code_mode.enabled:
             return [code_mode_schema(self.registry)]
         return self.registry.to_function_schemas(loaded)
-
-    async def _compact(self, conversation: history.Conversation, tally: Tally) -> None:
-        """Keep the history under agent.history_tokens: shorten, then summarise old turns."""
-        limit = self.config.agent.history_tokens
-        # The newest message is the owner's, just asked and stored: never compacted away.
-        messages, newest = conversation.messages[:-1], conversation.messages[-1]
-        if history.estimate_tokens(messages) <= limit:
-            return
-        messages = history.shorten_tool_results(messages)
-        if history.estimate_tokens(messages) > limit:
-            older, recent = history.split_for_summary(messages, limit // 2)
-            if older:
-                try:
-                    summary = await self.llm.complete(
-                        [
-                            {"role": "system", "content": history.SUMMARY_PROMPT},
-                            {"role": "user", "content": history.transcript(older)},
-                        ]
-                    )
-                except LLMError as exc:
-                    log.warning("could not summarise the history: %s", exc)
-                else:
-                    tally.add(summary)
-                    text = summary.content or ""
-                    # A summary of outside content is outside content: it keeps its marking.
-                    sources = outside_sources(older, self.registry)
-                    if sources:
-                        text = wrap_untrusted(text, "summary of " + ", ".join(sources))
-                    note = f"Summary of the earlier conversation:\n{text}"
-                    messages = [{"role": "system", "content": note}, *recent]
-        conversation.messages = [*messages, newest]
-        await self.store.replace_messages(conversation.id, conversation.messages)
 
     def _clean(self, content: Content) -> Content:
         return self.redact(content) if isinstance(content, str) else self.redact.value(content)

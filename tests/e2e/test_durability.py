@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from tests.e2e.helpers import augure, environment, launch, until
 from tests.e2e.test_restart import PENDING_SHOWN
 from tests.fakes.openai import FakeOpenAI, Reply, text, tool
 from tests.fakes.telegram import FakeTelegram
+from tests.system import REQUIRE_VARIABLE, required
 from tests.unit.test_state_layer import hold_lock
 
 CHATS = [OWNER + n for n in range(50)]
@@ -252,10 +252,13 @@ def can_mount_in_a_namespace() -> bool:
     return probe.returncode == 0
 
 
-@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (Debian util-linux)")
+@pytest.mark.system_package("util-linux")
 async def test_a_full_disk_at_start_is_one_line_and_a_quick_exit(tmp_path: Path) -> None:
     if not can_mount_in_a_namespace():
-        pytest.skip("needs unshare (Debian util-linux) with user namespaces enabled")
+        reason = "needs user namespaces for unshare (Debian util-linux) to mount a small disk"
+        if required():
+            pytest.fail(f"{reason}; {REQUIRE_VARIABLE}=1 forbids skipping", pytrace=False)
+        pytest.skip(reason)
     disk = tmp_path / "disk"
     disk.mkdir()
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
