@@ -1,16 +1,19 @@
 """Token counts: from a real tokenizer where one is at hand, about 4 characters a token otherwise.
 
-tiktoken is optional (it comes with the `search` extra, or `pip install tiktoken`). Its first
-use downloads the encoding's BPE file unless tiktoken's cache already holds it, so loading is
-tried once per process, bounded in time, and any failure means the estimate from then on: a
-count is never worth a hung turn.
+tiktoken is optional (it comes with the `search` extra, or `pip install tiktoken`). Left to
+itself, its first use downloads the encoding's BPE file from the internet; Augure never lets
+it: the encoding is used only when it already sits in the cache the owner provisioned
+(`TIKTOKEN_CACHE_DIR`), and the bot reaches no host but the model's and Telegram's. Loading
+is tried once per process, bounded in time; any failure means the estimate from then on.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+import hashlib
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import Protocol
@@ -21,6 +24,8 @@ CHARS_PER_TOKEN = 4
 # The encoding of OpenAI's current models; close enough for others' budgets and /usage.
 ENCODING = "o200k_base"
 LOAD_SECONDS = 3.0
+# Where tiktoken fetches the encoding from; its cache names the file by this address's sha1.
+BPE_SOURCE = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
 
 class Encoding(Protocol):
@@ -78,7 +83,19 @@ def load(loader: Callable[[], Encoding], seconds: float = LOAD_SECONDS) -> Encod
     return None
 
 
+def cached_bpe() -> str | None:
+    """The encoding's file in the provisioned tiktoken cache, if it is there."""
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if not cache:
+        return None
+    path = os.path.join(cache, hashlib.sha1(BPE_SOURCE.encode()).hexdigest())
+    return path if os.path.isfile(path) else None
+
+
 def _tiktoken() -> Encoding:
+    # Checked first, so tiktoken is never asked for a file it would have to download.
+    if cached_bpe() is None:
+        raise LookupError(f"{ENCODING} is not in a tiktoken cache (TIKTOKEN_CACHE_DIR)")
     import tiktoken  # optional: ImportError is one of the failures `load` absorbs
 
     encoding: Encoding = tiktoken.get_encoding(ENCODING)

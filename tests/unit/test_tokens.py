@@ -3,7 +3,11 @@ the ~4 characters a token estimate."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 from augure.agent import tokens
 from augure.agent.history import MESSAGE_TOKENS, estimate_tokens
@@ -97,3 +101,23 @@ def test_the_default_is_a_tokenizer_or_the_estimate_never_an_error() -> None:
     text = "hello there world"
     expected = len(text) // 4 if encoding is None else len(encoding.encode_ordinary(text))
     assert tokens.count(text) == expected
+
+
+NO_DOWNLOAD = """
+import os, sys
+os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+os.environ.pop("DATA_GYM_CACHE_DIR", None)
+from augure.agent import tokens
+assert tokens.default_encoding() is None
+assert "tiktoken" not in sys.modules, "tiktoken was asked (it would download the encoding)"
+"""
+
+
+def test_without_a_provisioned_cache_tiktoken_is_never_asked(tmp_path: Path) -> None:
+    """tiktoken downloads a missing encoding from the internet: it must not even be asked."""
+    done = subprocess.run([sys.executable, "-c", NO_DOWNLOAD], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    empty = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path)}
+    code = NO_DOWNLOAD.replace('os.environ.pop("TIKTOKEN_CACHE_DIR", None)', "")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=empty)
+    assert done.returncode == 0, done.stderr
