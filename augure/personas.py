@@ -21,6 +21,9 @@ class Personas:
     def __init__(self, home: Path, store: Store) -> None:
         self.folder = home / "personas"
         self.store = store
+        # Each chat's choice, read from state.db once: the prompt is built on every turn, and
+        # only `choose` (this process) changes it.
+        self._chosen: dict[str, str] = {}
 
     def names(self) -> list[str]:
         if not self.folder.is_dir():
@@ -42,15 +45,22 @@ class Personas:
 
     async def active(self, chat_id: str) -> str | None:
         """The chat's persona, if it was chosen and its file still exists."""
-        name = await self.store.chat_setting(chat_id, SETTING)
+        name = await self._choice(chat_id)
         return name if name and name in self.names() else None
+
+    async def _choice(self, chat_id: str) -> str:
+        if chat_id not in self._chosen:
+            self._chosen[chat_id] = await self.store.chat_setting(chat_id, SETTING) or ""
+        return self._chosen[chat_id]
 
     async def choose(self, chat_id: str, name: str | None) -> None:
         """Switch this chat to `name` (one of `names()`), or back to none."""
         if name is not None and name not in self.names():
             raise KeyError(name)
         await self.store.set_chat_setting(chat_id, SETTING, name or "")
+        self._chosen[chat_id] = name or ""
 
     async def prompt_for(self, chat_id: str) -> str:
-        name = await self.active(chat_id)
+        """The chosen persona's text; a chat without one costs no file-system access."""
+        name = await self._choice(chat_id)
         return (self.text(name) or "") if name else ""
