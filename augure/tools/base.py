@@ -32,6 +32,9 @@ class Egress(StrEnum):
 
 
 Risk = Literal["low", "high"]
+# SPEC §8. `direct`: awaited in the turn. `stateful`: reports progress lines as it works
+# (`RunContext.progress`). Whether a call may be released from the turn is `Tool.background`.
+Mode = Literal["direct", "stateful"]
 
 
 @dataclass
@@ -55,6 +58,16 @@ class RunContext:
     # The executor's door, for tools that call other tools (code mode, skills): every such
     # call goes through the same pipeline. Given at construction; tools never import it.
     execute: Execute | None = None
+    # The audit record of the call this context runs (set by the executor before the tool
+    # runs): calls made from inside it (a batch's, a snippet's) name it as their parent.
+    invocation: str | None = None
+    # Where a stateful tool's progress lines go (set by the executor for each call).
+    report: Callable[[str], None] | None = None
+
+    def progress(self, line: str) -> None:
+        """A stateful tool's latest progress line (shown to the owner on long calls)."""
+        if self.report is not None:
+            self.report(line)
 
     async def call(self, name: str, arguments: str | dict[str, Any]) -> ToolResult:
         """Run another tool through the executor, in this context."""
@@ -110,6 +123,10 @@ class Tool:
     # Listed by name only; its schema is sent once the model asks for it with load_tools.
     deferred: bool = False
     timeout: float = 60.0
+    mode: Mode = "direct"
+    # Takes the optional `background` flag: such a call may be released from the turn and
+    # its result come back later as a turn of its own (SPEC §8).
+    background: bool = False
     # Before asking the owner: gather what the approval request should show (e.g. a skill's
     # summary and scan verdict). Returning a string refuses the call with that error, unasked.
     preview: Callable[[Any, RunContext], Awaitable[dict[str, Any] | str]] | None = None

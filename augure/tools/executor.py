@@ -271,6 +271,7 @@ class Executor:
     async def invoke(self, call: Call) -> ToolResult:
         tool = call.the_tool
         await self.audit.started(call.invocation)
+        call.ctx = dataclasses.replace(call.ctx, invocation=call.invocation)
         lock = contextlib.nullcontext() if tool.concurrency_safe(call.params) else self._unsafe
         async with lock:
             try:
