@@ -137,6 +137,13 @@ DESCRIPTIONS: dict[str, str] = {
     "mcp.servers.*.deferred": "list the tools by name; schemas sent after load_tools",
     "mcp.servers.*.read_only_tools": "tools that only read; every other tool asks first",
     "mcp.servers.*.timeout_seconds": "seconds per call and for the start",
+    "agents": "Subagents the task tool runs, each in a fresh context: [agents.NAME].",
+    "agents.default": "agent of a task call naming none; unset = the first one listed",
+    "agents.*": "One subagent; its calls are gated and audited as origin task:NAME.",
+    "agents.*.instructions": "its system prompt; the first sentence describes it to the model",
+    "agents.*.model": "model name; unset = [llm] model",
+    "agents.*.tools": "glob patterns over the tools it may call, e.g. ['web_*']; [] = none",
+    "agents.*.max_loops": "model calls before it stops with [budget exhausted after N steps]",
 }
 
 # Values the owner may set in the file although they are secrets: written as a reminder only.
@@ -186,7 +193,14 @@ def keys(model: type[BaseModel], path: str) -> list[tuple[str, FieldInfo]]:
             found += keys(sub, f"{path}.{name}")
         elif (item := _dict_of_models(field)) is not None:
             found += keys(item, f"{path}.{name}.*")
+    if (named := _named_tables(model)) is not None:  # [agents.NAME] beside [agents] default
+        found += keys(named, f"{path}.*")
     return found
+
+
+def _named_tables(model: type[BaseModel]) -> type[BaseModel] | None:
+    named = getattr(model, "NAMED_TABLES", None)
+    return named if isinstance(named, type) and issubclass(named, BaseModel) else None
 
 
 def all_keys() -> list[str]:
@@ -244,6 +258,8 @@ def split(model: type[BaseModel], path: str) -> tuple[list[Field], list[Table]]:
             tables.append((item, f"{key}.NAME"))
         else:
             plain.append((name, key, field))
+    if (named := _named_tables(model)) is not None:
+        tables.append((named, f"{path}.NAME"))
     return plain, tables
 
 
@@ -252,8 +268,10 @@ def described_key(key: str) -> str:
 
 
 def described_as(path: str) -> str:
-    """The DESCRIPTIONS key of a table: `profiles.NAME.tools.NAME` is `profiles.*.tools`."""
-    return path.removesuffix(".NAME").replace(".NAME.", ".*.")
+    """The DESCRIPTIONS key of a table: `profiles.NAME.tools.NAME` is `profiles.*.tools`;
+    `agents.NAME` is `agents.*` where that has a line of its own."""
+    own = path.replace(".NAME", ".*")
+    return own if own in DESCRIPTIONS else path.removesuffix(".NAME").replace(".NAME.", ".*.")
 
 
 def _table(out: list[str], model: type[BaseModel], path: str, given: dict[str, Any]) -> None:
