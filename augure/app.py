@@ -8,6 +8,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from augure.agent.loop import Agent
+from augure.agent.task import task_tool
 from augure.agent.turn import ChatModel
 from augure.approval.gate import ApprovalGate, Approver
 from augure.codemode.tool import execute_code
@@ -165,6 +166,10 @@ class Core:
         agent = Agent(
             config, store, registry, executor, model or llm, memory, redact, catalog, personas
         )
+        # Offered only when an agent is configured; its subagents use the turns' model.
+        task = task_tool(config.agents, model or llm)
+        if task is not None and enabled(task.name, config):
+            registry.register(task)
         # Skills: their tools need the service, which needs the agent and the scheduler.
         skills = SkillService(config, store, registry, run_skill_turn, catalog, scheduler, llm)
         for skill_tool in skill_tools(skills):

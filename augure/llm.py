@@ -103,13 +103,15 @@ class LLM:
         *,
         tool_choice: str | None = None,
         on_text: TextSink | None = None,
+        model: str | None = None,
     ) -> LLMResponse:
         """One completion. With `on_text`, the answer is streamed and each text piece is
-        passed to it as it arrives; the returned response is the same either way."""
+        passed to it as it arrives; the returned response is the same either way. `model`
+        replaces `[llm] model` for this call (a subagent's own model)."""
         client = await self._ready()
         import openai
 
-        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        request: dict[str, Any] = {"model": model or self.model, "messages": messages}
         if tools:
             request["tools"] = tools
             if tool_choice:

@@ -193,6 +193,7 @@ class Agent:
             origin=turn.origin,
             turn_id=turn.id,
             allowed_tools=allowed,
+            spend=tally.add,
         )
         schemas = self._schemas(loaded, allowed)
         return TurnState(

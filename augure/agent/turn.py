@@ -27,6 +27,7 @@ class ChatModel(Protocol):
         *,
         tool_choice: str | None = None,
         on_text: TextSink | None = None,
+        model: str | None = None,
     ) -> LLMResponse: ...
 
 

@@ -20,6 +20,7 @@ __all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult"]
 
 if TYPE_CHECKING:
     from augure.config import Config
+    from augure.llm import LLMResponse
     from augure.memory.store import MemoryStore
     from augure.store.db import Store
     from augure.tools.registry import ToolRegistry
@@ -63,6 +64,9 @@ class RunContext:
     invocation: str | None = None
     # Where a stateful tool's progress lines go (set by the executor for each call).
     report: Callable[[str], None] | None = None
+    # Counts a model call made inside a tool (a subagent's) in the running turn's usage (set
+    # by the turn loop).
+    spend: Callable[[LLMResponse], None] | None = None
 
     def progress(self, line: str) -> None:
         """A stateful tool's latest progress line (shown to the owner on long calls)."""

@@ -26,6 +26,7 @@ class Request:
     tools: list[dict[str, Any]] | None
     tool_choice: str | None
     streamed: bool
+    model: str | None = None  # the override asked for (a subagent's model); None: the default
 
     @property
     def tool_names(self) -> list[str]:
@@ -70,8 +71,11 @@ class ScriptedModel:
         *,
         tool_choice: str | None = None,
         on_text: TextSink | None = None,
+        model: str | None = None,
     ) -> LLMResponse:
-        request = Request(json.loads(json.dumps(messages)), tools, tool_choice, on_text is not None)
+        request = Request(
+            json.loads(json.dumps(messages)), tools, tool_choice, on_text is not None, model
+        )
         self.requests.append(request)
         step = self.script.popleft() if self.script else self.responder
         if step is None:

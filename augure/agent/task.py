@@ -1,0 +1,69 @@
+"""`task` (SPEC §8): hand a piece of work to a subagent of `[agents.NAME]`.
+
+The tool gets the model at construction (it sits in the agent layer, above the executor).
+Its own call is audited under the caller's origin; the subagent's calls under `task:NAME`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from augure.agent.subagent import run_subagent
+from augure.agent.turn import ChatModel
+from augure.config import AgentsConfig
+from augure.tools.base import RunContext, Tool, ToolResult
+
+NAME = "task"
+_FIRST_SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.DOTALL)
+
+
+def summary(instructions: str) -> str:
+    """The first sentence of an agent's instructions: how the model sees it in the list."""
+    text = " ".join(instructions.split())
+    found = _FIRST_SENTENCE.match(text)
+    return found.group(1) if found else text
+
+
+def task_tool(agents: AgentsConfig, llm: ChatModel) -> Tool | None:
+    """The `task` tool over the configured agents; None when there is none to offer."""
+    named = agents.named
+    if not named:
+        return None
+    default = agents.chosen(None)
+    listing = "".join(f"\n- {name}: {summary(spec.instructions)}" for name, spec in named.items())
+
+    async def task(ctx: RunContext, prompt: str, agent: str | None = None) -> ToolResult:
+        chosen = agents.chosen(agent)
+        assert chosen is not None  # there is at least one agent, and `agent` was validated
+        return await run_subagent(chosen, named[chosen], prompt, ctx, llm)
+
+    def params() -> type[BaseModel]:
+        names: Any = Literal[tuple(named)]
+        fields: dict[str, Any] = {
+            "prompt": (
+                Annotated[str, Field(description="the whole task: it sees no chat history")],
+                ...,
+            ),
+            "agent": (names | None, Field(default=None, description=f"default {default}")),
+        }
+        return create_model("task_params", __config__=ConfigDict(extra="forbid"), **fields)
+
+    return Tool(
+        name=NAME,
+        description=f"Delegate a task to a subagent, which works alone and returns its answer."
+        f" Agents:{listing}",
+        model=params,
+        function=task,
+        # Never behind the executor's lock for writes: the subagent's own writes take it one
+        # by one, and holding it for the whole run would deadlock the first of them. Several
+        # tasks of one response run side by side.
+        safe=True,
+        relays=True,  # the answer may pass on outside content the subagent read
+        # Approvals inside may each wait for the owner; the budget is the agent's max_loops.
+        timeout=3600.0,
+        mode="stateful",
+        background=True,
+    )
