@@ -6,25 +6,22 @@ Its own call is audited under the caller's origin; the subagent's calls under `t
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
+from augure.agent.context import first_sentence
 from augure.agent.subagent import run_subagent
 from augure.agent.turn import ChatModel
 from augure.config import AgentsConfig
 from augure.tools.base import RunContext, Tool, ToolResult
 
 NAME = "task"
-_FIRST_SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.DOTALL)
 
 
 def summary(instructions: str) -> str:
     """The first sentence of an agent's instructions: how the model sees it in the list."""
-    text = " ".join(instructions.split())
-    found = _FIRST_SENTENCE.match(text)
-    return found.group(1) if found else text
+    return first_sentence(" ".join(instructions.split()))
 
 
 def task_tool(agents: AgentsConfig, llm: ChatModel) -> Tool | None:
@@ -33,7 +30,10 @@ def task_tool(agents: AgentsConfig, llm: ChatModel) -> Tool | None:
     if not named:
         return None
     default = agents.chosen(None)
-    listing = "".join(f"\n- {name}: {summary(spec.instructions)}" for name, spec in named.items())
+    listing = "".join(
+        f"\n- {name}: {summary(spec.instructions)}{' (default)' if name == default else ''}"
+        for name, spec in named.items()
+    )
 
     async def task(ctx: RunContext, prompt: str, agent: str | None = None) -> ToolResult:
         chosen = agents.chosen(agent)
@@ -42,19 +42,13 @@ def task_tool(agents: AgentsConfig, llm: ChatModel) -> Tool | None:
 
     def params() -> type[BaseModel]:
         names: Any = Literal[tuple(named)]
-        fields: dict[str, Any] = {
-            "prompt": (
-                Annotated[str, Field(description="the whole task: it sees no chat history")],
-                ...,
-            ),
-            "agent": (names | None, Field(default=None, description=f"default {default}")),
-        }
+        fields: dict[str, Any] = {"prompt": (str, ...), "agent": (names | None, None)}
         return create_model("task_params", __config__=ConfigDict(extra="forbid"), **fields)
 
     return Tool(
         name=NAME,
-        description=f"Delegate a task to a subagent, which works alone and returns its answer."
-        f" Agents:{listing}",
+        description="Hand work to a subagent: it sees only the prompt (no chat history), "
+        f"works with its own tools and returns its answer. Agents:{listing}",
         model=params,
         function=task,
         # Never behind the executor's lock for writes: the subagent's own writes take it one

@@ -221,7 +221,8 @@ async def test_task_is_offered_only_when_an_agent_is_configured(open_core: OpenC
     (offered,) = [t for t in model.requests[0].tools or [] if t["function"]["name"] == "task"]
     description = offered["function"]["description"]
     assert description.endswith(
-        "Agents:\n- researcher: Finds facts with the tools it has.\n- writer: Writes clear prose."
+        "Agents:\n- researcher: Finds facts with the tools it has. (default)\n"
+        "- writer: Writes clear prose."
     )
     assert offered["function"]["parameters"]["properties"]["agent"]["enum"] == [
         "researcher",
@@ -242,3 +243,43 @@ async def test_each_step_is_reported_as_progress(open_core: OpenCore) -> None:
     result = await run_subagent("researcher", spec, "go", ctx, model)
     assert result.content == "ok"
     assert lines == ["step 1: datetime, datetime", "step 2: datetime"]
+
+
+async def test_a_profile_binding_task_origins_limits_the_subagents_calls(
+    open_core: OpenCore,
+) -> None:
+    profile = '[profiles.scouts]\norigins = ["task:*"]\n[profiles.scouts.tools."datetime"]\n'
+    core, model = await open_core(
+        RESEARCHER + profile + "per_day = 1\n",
+        task("twice"),
+        call("datetime"),
+        call("datetime"),
+        answer("once only"),
+        call("datetime"),  # the chat's own call is not bound by the profile
+        answer("done"),
+    )
+    await core.agent.handle("1", "go")
+    first, second = (r.last["content"] for r in model.requests[2:4])
+    assert "Error" not in first and second.startswith("Tool call refused:")
+    assert second.endswith("(profile scouts).")
+    assert [(t, o, s) for t, o, s in await origins(core) if t == "datetime"] == [
+        ("datetime", "task:researcher", "completed"),
+        ("datetime", "task:researcher", "refused"),
+        ("datetime", "chat", "completed"),
+    ]
+
+
+async def test_a_subagent_never_reaches_more_than_its_caller(open_core: OpenCore) -> None:
+    core, model = await open_core(RESEARCHER)
+    model.then(call("datetime"), answer("could not"))
+    # A skill's turn that may call only `task`: the subagent inherits that bound.
+    ctx = dataclasses.replace(core.registry.context, chat_id="1", allowed_tools=frozenset({"task"}))
+    spec = core.config.agents.named["researcher"]
+    result = await run_subagent("researcher", spec, "go", ctx, model)
+    assert result.content == "could not"
+    assert model.requests[0].tools is None
+    assert (
+        model.requests[1]
+        .last["content"]
+        .startswith("Error: datetime is not among the tools declared here (none)")
+    )
