@@ -12,7 +12,7 @@ from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import approval_message, buttons, final_reply, tool_results
-from tests.fakes.openai import Reply, ToolCall, text, tool, tools
+from tests.fakes.openai import Reply, ToolCall, error, text, tool, tools
 
 AGENTS = """\
 [agents.north]
@@ -27,6 +27,11 @@ tools = ["parallel_read", "serial_write"]
 [agents.clerk]
 instructions = "Clerk. Sends notes."
 tools = ["send_note"]
+
+[agents.digger]
+instructions = "Digger. Searches deeply."
+tools = ["deep_*"]
+max_loops = 2
 """
 
 
@@ -142,3 +147,39 @@ async def test_a_write_inside_a_task_asks_the_owner_and_is_audited_as_the_agent(
         "completed",
     )
     assert (await records(bot))[0] == ("task", "chat", "completed")
+
+
+def lead(found: str) -> Reply:
+    return Reply(text=found, tool_calls=[ToolCall("deep_search", {"query": "more"})])
+
+
+async def test_a_subagent_out_of_steps_returns_its_last_answer_marked(bot: Bot) -> None:
+    await with_agents(bot)
+    bot.llm.script(
+        tool("task", {"prompt": "Dig.", "agent": "digger"}),
+        lead("First lead."),
+        tool("deep_search", {"query": "deeper"}),
+        text("The digger ran out of steps."),
+    )
+    bot.telegram.inject_message(OWNER, "dig")
+    await final_reply(bot, "The digger ran out of steps.")
+    assert tool_results(bot.llm) == ["First lead.\n\n[budget exhausted after 2 steps]"]
+    # A deferred tool its globs match is offered to it directly, without load_tools.
+    digger = bot.llm.requests[1]
+    assert [t["function"]["name"] for t in digger["tools"]] == ["deep_search"]
+    assert digger["messages"][-1] == {"role": "user", "content": "Dig."}
+
+
+async def test_a_model_error_mid_way_returns_the_output_so_far_interrupted(bot: Bot) -> None:
+    await with_agents(bot)
+    bot.llm.script(
+        tool("task", {"prompt": "Dig.", "agent": "digger"}),
+        lead("A partial finding."),
+        *[error(503)] * 3,  # the first try and the SDK's two retries
+        text("The digger was cut off."),
+    )
+    bot.telegram.inject_message(OWNER, "dig")
+    await final_reply(bot, "The digger was cut off.")
+    assert tool_results(bot.llm) == [
+        "A partial finding.\n\n[interrupted: the model endpoint answered 503]"
+    ]
