@@ -83,3 +83,19 @@ def test_a_bad_agents_table_is_refused_naming_what_to_fix(
     message = str(caught.value)
     assert expected in message and "\n" not in message
     assert str(tmp_path / "augure.toml") in message
+
+
+def test_agents_keys_can_be_overridden_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUGURE__AGENTS__DEFAULT", "writer")
+    monkeypatch.setenv("AUGURE__AGENTS__RESEARCHER__MAX_LOOPS", "3")
+    config = load_config(
+        home=write(
+            tmp_path,
+            "[agents.researcher]\ninstructions = 'a'\n[agents.writer]\ninstructions = 'b'\n",
+        )
+    )
+    assert config.agents.chosen(None) == "writer"
+    assert config.agents.named["researcher"].max_loops == 3
+    assert config.agents.named["researcher"].instructions == "a"
