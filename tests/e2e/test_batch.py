@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +11,16 @@ from augure.store.audit import Audit
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.helpers import REJECTED, approval_message, buttons, final_reply, tool_results
+from tests.e2e.helpers import (
+    REJECTED,
+    approval_message,
+    augure,
+    buttons,
+    environment,
+    final_reply,
+    tool_results,
+)
+from tests.e2e.test_code_mode import enable_code_mode
 from tests.fakes.openai import text, tool
 
 
@@ -131,3 +141,35 @@ async def test_a_batch_of_writes_takes_the_write_lock_one_call_at_a_time(bot: Bo
 
     assert tool_results(bot.llm) == ["[1] serial_write: wrote a\n[2] serial_write: wrote b"]
     assert test_tools.EVENTS == [("start", "a"), ("end", "a"), ("start", "b"), ("end", "b")]
+
+
+async def test_the_audit_listing_names_each_sub_calls_parent(bot: Bot) -> None:
+    calls = [sub("datetime", timezone="UTC"), sub("datetime")]
+    bot.llm.script(tool("batch", {"calls": calls}), text("Twice."))
+    bot.telegram.inject_message(OWNER, "the time twice")
+    await final_reply(bot, "Twice.")
+    await bot.stop()  # the CLI reads the same state.db
+
+    env = environment(bot.home)
+    code, out, _ = await augure("invocations", "--json", env=env)
+    assert code == 0
+    rows = json.loads(out)
+    (parent,) = [row for row in rows if row["tool"] == "batch"]
+    assert [row["parent"] for row in rows if row["tool"] == "datetime"] == [parent["id"]] * 2
+    assert parent["parent"] is None
+
+    code, out, _ = await augure("invocations", env=env)
+    lines = out.splitlines()
+    assert sum(line.endswith(f"in:{parent['id']}") for line in lines) == 2
+
+
+async def test_a_snippets_api_calls_name_the_snippet_as_parent(bot: Bot) -> None:
+    await enable_code_mode(bot)
+    snippet = "api.datetime(timezone='UTC')\napi.datetime()"
+    bot.llm.script(tool("execute_code", {"code": snippet}), text("Twice."))
+    bot.telegram.inject_message(OWNER, "the time twice, in code")
+    await final_reply(bot, "Twice.")
+
+    (parent,) = await audit(bot).listing(tool="execute_code")
+    inner = await audit(bot).listing(tool="datetime")
+    assert [row["parent"] for row in inner] == [parent["id"]] * 2
