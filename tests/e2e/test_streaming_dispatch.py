@@ -105,3 +105,19 @@ async def test_a_stream_cut_after_a_call_started_leaves_no_call_running(bot: Bot
     # Awaited before the owner was told: the call ended, and its record says so.
     assert FINISHED == ["cut"] and record["status"] == "completed"
     assert "never" not in STARTED
+
+
+async def test_arguments_that_never_parse_are_run_after_the_stream_as_before(bot: Bot) -> None:
+    bot.llm.script(
+        Reply(
+            tool_calls=[ToolCall("stamp", '{"name": "broken"'), ToolCall("stamp", {"name": "ok"})]
+        ),
+        text("One worked."),
+    )
+    bot.telegram.inject_message(OWNER, "stamp, badly")
+    await final_reply(bot, "One worked.")
+
+    broken, worked = tool_results(bot.llm)
+    assert broken.startswith("Error: arguments for stamp are not valid JSON")
+    assert worked == "stamped ok"
+    assert list(STARTED) == ["ok"]
