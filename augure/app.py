@@ -28,6 +28,7 @@ from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.tools import browser as browser_module
 from augure.tools.base import RunContext, Tool
+from augure.tools.batch import batch
 from augure.tools.browser import browser
 from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
@@ -62,6 +63,7 @@ def builtin_tools() -> list[Tool]:
         opencode,
         read_output,
         load_tools,
+        batch,
     ]
 
 

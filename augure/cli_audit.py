@@ -56,6 +56,8 @@ async def invocations(config: Config, args: argparse.Namespace) -> int:
         )
         if row["approval_digest"]:  # what the request showed, so what was approved
             line += f"  sha256:{row['approval_digest'][:DIGEST_WIDTH]}"
+        if row["parent"]:  # made from inside another call (a batch, a snippet)
+            line += f"  in:{row['parent']}"
         if row["error"]:
             line += f"  {_shorten(row['error'], ERROR_WIDTH)}"
         print(line.rstrip())
@@ -73,6 +75,7 @@ def _invocation_json(row: dict[str, Any]) -> dict[str, Any]:
         "completed_at": _utc(row["completed_at"]),
         "error": row["error"],
         "approval_digest": row["approval_digest"],
+        "parent": row["parent"],
     }
 
 

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TextSink = Callable[[str], Awaitable[None]]
+# Told of each tool call as soon as its arguments are complete in a streamed answer (the same
+# object later returned in `LLMResponse.tool_calls`), so it can start before the answer ends.
+ToolCallSink = Callable[["ToolCallRequest"], None]
 Wanted = TypeVar("Wanted", list[Any], dict[str, Any], str, int)
 
 
@@ -104,10 +107,12 @@ class LLM:
         tool_choice: str | None = None,
         on_text: TextSink | None = None,
         model: str | None = None,
+        on_tool_call: ToolCallSink | None = None,
     ) -> LLMResponse:
         """One completion. With `on_text`, the answer is streamed and each text piece is
-        passed to it as it arrives; the returned response is the same either way. `model`
-        replaces `[llm] model` for this call (a subagent's own model)."""
+        passed to it as it arrives, and each tool call to `on_tool_call` once its arguments
+        are complete; the returned response is the same either way. `model` replaces
+        `[llm] model` for this call (a subagent's own model)."""
         client = await self._ready()
         import openai
 
@@ -120,7 +125,7 @@ class LLM:
             request["max_tokens"] = self.config.max_tokens
         try:
             if on_text is not None:
-                return await self._stream(client, request, on_text)
+                return await self._stream(client, request, on_text, on_tool_call)
             # The SDK's lower-level `post` keeps its retries, timeouts and errors but skips
             # `create`'s TypedDict walk over every message (~0.1 ms per history message per
             # call, growing with the conversation); `cast_to=object` hands back the parsed
@@ -166,7 +171,11 @@ class LLM:
         return LLMError(f"the model endpoint answered {exc.status_code}", exc.status_code)
 
     async def _stream(
-        self, client: AsyncOpenAI, request: dict[str, Any], on_text: TextSink
+        self,
+        client: AsyncOpenAI,
+        request: dict[str, Any],
+        on_text: TextSink,
+        on_tool_call: ToolCallSink | None,
     ) -> LLMResponse:
         from openai import APIConnectionError, AsyncStream
 
@@ -182,16 +191,19 @@ class LLM:
         )
         broken: tuple[type[Exception], ...] = (APIConnectionError, *_transport_errors())
         try:
-            return await self._collect(stream, on_text)
+            return await self._collect(stream, on_text, on_tool_call)
         except broken:
             # The SDK cannot retry once the answer has started: say what happened, rather
             # than "cannot be reached" under a half-written reply.
             raise LLMError("the model's answer was cut off half-way") from None
 
     @staticmethod
-    async def _collect(stream: AsyncIterator[object], on_text: TextSink) -> LLMResponse:
+    async def _collect(
+        stream: AsyncIterator[object], on_text: TextSink, on_tool_call: ToolCallSink | None = None
+    ) -> LLMResponse:
         text: list[str] = []
         calls: dict[int, ToolCallRequest] = {}
+        told: set[int] = set()
         result = LLMResponse(content=None)
         async for chunk in stream:
             usage = _field(chunk, "usage", dict)
@@ -205,13 +217,15 @@ class LLM:
                     text.append(content)
                     await on_text(content)
                 for piece in _field(delta, "tool_calls", list):
-                    call = calls.setdefault(
-                        _field(piece, "index", int), ToolCallRequest("", "", "")
-                    )
+                    index = _field(piece, "index", int)
+                    call = calls.setdefault(index, ToolCallRequest("", "", ""))
                     call.id = _text(piece, "id") or call.id
                     function = _field(piece, "function", dict)
                     call.name += _text(function, "name")
                     call.arguments += _text(function, "arguments")
+                    if on_tool_call is not None and index not in told and _complete(call):
+                        told.add(index)
+                        on_tool_call(call)
         result.content = "".join(text) or None
         result.tool_calls = [calls[index] for index in sorted(calls)]
         for call in result.tool_calls:
@@ -253,6 +267,17 @@ async def _not_json_is_a_bad_gateway(response: Any) -> None:
         json.loads(response.content)
     except ValueError:
         response.status_code = 502
+
+
+def _complete(call: ToolCallRequest) -> bool:
+    """The call's arguments are a whole JSON object: nothing more can follow. (The next
+    index starting is not taken as a sign: a provider may interleave the calls' pieces.)"""
+    if not call.name or not call.arguments.rstrip().endswith("}"):
+        return False  # cheap test first: a long argument is re-parsed only when it may end
+    try:
+        return isinstance(json.loads(call.arguments), dict)
+    except ValueError:
+        return False
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:

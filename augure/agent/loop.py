@@ -13,6 +13,7 @@ from typing import Any
 from augure.agent import history
 from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt
+from augure.agent.dispatch import Dispatch
 from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnStream
 from augure.codemode.tool import code_mode_schema
@@ -127,18 +128,21 @@ class Agent:
                     f"I stopped: this turn used {state.tally.total} tokens, over the budget of "
                     f"{budget} (agent.token_budget).",
                 )
-            try:
-                response = await self._ask(state)
-            except LLMError as exc:
-                log.warning("LLM call failed: %s", exc)
-                return await self._finish(
-                    state, f"Sorry, I could not get an answer: {exc}. Please try again."
-                )
-            if not response.tool_calls:
-                answer = response.content or "(The model returned an empty answer.)"
-                return await self._finish(state, answer, response.as_message())
-            await self._remember(state.conversation, response.as_message())
-            await self._run_tools(state, response)
+            # Calls start as they complete in the stream; none outlives this block.
+            async with Dispatch(self.executor, state.ctx) as dispatch:
+                try:
+                    response = await self._ask(state, dispatch)
+                except LLMError as exc:
+                    await dispatch.settle()
+                    log.warning("LLM call failed: %s", exc)
+                    return await self._finish(
+                        state, f"Sorry, I could not get an answer: {exc}. Please try again."
+                    )
+                if not response.tool_calls:
+                    answer = response.content or "(The model returned an empty answer.)"
+                    return await self._finish(state, answer, response.as_message())
+                await self._remember(state.conversation, response.as_message())
+                await self._run_tools(state, response, dispatch)
 
         # Out of rounds: one last call that may not use tools, so the owner gets an answer.
         note = f"(I stopped after {max_loops} rounds of tool calls; agent.max_loops.)"
@@ -200,11 +204,15 @@ class Agent:
             turn, conversation, system, ctx, stream, allowed, asked_at, loaded, schemas, tally
         )
 
-    async def _ask(self, state: TurnState, **options: Any) -> LLMResponse:
+    async def _ask(
+        self, state: TurnState, dispatch: Dispatch | None = None, **options: Any
+    ) -> LLMResponse:
         if state.stream is not None:
             if state.tally.calls:
                 await state.stream.restart()
             options["on_text"] = state.stream.text
+            if dispatch is not None:
+                options["on_tool_call"] = dispatch.start
         conversation, system = state.conversation, state.system
         messages = [system.as_message(), *conversation.messages]
         try:
@@ -219,9 +227,8 @@ class Agent:
         state.tally.add(response)
         return response
 
-    async def _run_tools(self, state: TurnState, response: LLMResponse) -> None:
-        calls = [(call.name, call.arguments) for call in response.tool_calls]
-        results = await self.executor.run_calls(calls, state.ctx)
+    async def _run_tools(self, state: TurnState, response: LLMResponse, dispatch: Dispatch) -> None:
+        results = await dispatch.results(response.tool_calls)
         for call, result in zip(response.tool_calls, results, strict=True):
             state.artifacts.extend(result.artifacts)
             if result.prunable:

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from augure.agent import history
 from augure.agent.context import SystemPrompt
 from augure.agent.tally import Tally
-from augure.llm import LLMResponse, TextSink
+from augure.llm import LLMResponse, TextSink, ToolCallSink
 from augure.store.db import TurnUsage
 from augure.tools.base import Artifact, RunContext
 
@@ -28,6 +28,7 @@ class ChatModel(Protocol):
         tool_choice: str | None = None,
         on_text: TextSink | None = None,
         model: str | None = None,
+        on_tool_call: ToolCallSink | None = None,
     ) -> LLMResponse: ...
 
 

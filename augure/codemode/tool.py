@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from augure.tools.registry import ToolRegistry
 
 NAME = "execute_code"
-# Not reachable from code: execute_code itself (no recursion), and load_tools, whose job
-# (adding schemas to the request) means nothing when every stub is already listed.
-EXCLUDED = frozenset({NAME, "load_tools"})
+# Not reachable from code: execute_code itself (no recursion), load_tools, whose job
+# (adding schemas to the request) means nothing when every stub is already listed, and
+# batch, which code does better and which would count 25 calls as one of max_tool_calls.
+EXCLUDED = frozenset({NAME, "load_tools", "batch"})
 ARGUMENT_PREVIEW = 40  # characters of one argument shown in the list of calls made
 
 DESCRIPTION = """\

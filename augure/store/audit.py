@@ -54,12 +54,13 @@ class Audit:
         approval_status: str,
         decided_by: str | None = None,
         digest: str | None = None,
+        parent: str | None = None,
     ) -> str:
         invocation_id = new_id()
         await self.db.execute(
             "INSERT INTO invocations (id, chat_id, turn_id, tool, origin, input, target, status, "
-            "approval_status, decided_by, created_at, approval_digest) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "approval_status, decided_by, created_at, approval_digest, parent) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 invocation_id,
                 chat_id,
@@ -73,6 +74,7 @@ class Audit:
                 decided_by,
                 time.time(),
                 digest,
+                parent,
             ),
         )
         return invocation_id
@@ -86,14 +88,15 @@ class Audit:
         chat_id: str | None,
         turn_id: str | None,
         reason: str,
+        parent: str | None = None,
     ) -> str:
         """The record of a call a limit stopped: it never ran and nobody was asked."""
         invocation_id = new_id()
         now = time.time()
         await self.db.execute(
             "INSERT INTO invocations (id, chat_id, turn_id, tool, origin, input, status, "
-            "approval_status, reason, error, created_at, completed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, 'refused', 'not_required', ?, ?, ?, ?)",
+            "approval_status, reason, error, created_at, completed_at, parent) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'refused', 'not_required', ?, ?, ?, ?, ?)",
             (
                 invocation_id,
                 chat_id,
@@ -105,6 +108,7 @@ class Audit:
                 reason,
                 now,
                 now,
+                parent,
             ),
         )
         return invocation_id

@@ -164,4 +164,9 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX limit_use_by_day ON limit_use(profile, glob, day);
     """,
+    # The call a call was made from (a batch's sub-calls, a snippet's api calls): its id.
+    """
+    ALTER TABLE invocations ADD COLUMN parent TEXT;
+    CREATE INDEX invocations_by_parent ON invocations(parent) WHERE parent IS NOT NULL;
+    """,
 ]

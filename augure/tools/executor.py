@@ -179,6 +179,7 @@ class Executor:
             chat_id=call.ctx.chat_id,
             turn_id=call.ctx.turn_id,
             reason=admission.refusal,
+            parent=call.ctx.invocation,
         )
         return ToolResult.refused(admission.refusal)
 
@@ -224,6 +225,7 @@ class Executor:
             approval_status=decision,
             decided_by=decided_by,
             digest=call.digest,
+            parent=call.ctx.invocation,  # the running call this one was made from, if any
         )
         if _denies(call.rule):
             assert call.rule is not None

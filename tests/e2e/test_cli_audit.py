@@ -22,6 +22,7 @@ INVOCATION_KEYS = {
     "completed_at",
     "error",
     "approval_digest",
+    "parent",  # the call it was made from (a batch, a snippet), or null
 }
 
 

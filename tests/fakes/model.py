@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from augure.llm import LLMError, LLMResponse, TextSink, ToolCallRequest
+from augure.llm import LLMError, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
 
 Answer = LLMResponse | LLMError
 Responder = Callable[["Request"], Answer | Awaitable[Answer]]
@@ -72,6 +72,7 @@ class ScriptedModel:
         tool_choice: str | None = None,
         on_text: TextSink | None = None,
         model: str | None = None,
+        on_tool_call: ToolCallSink | None = None,
     ) -> LLMResponse:
         request = Request(
             json.loads(json.dumps(messages)), tools, tool_choice, on_text is not None, model
@@ -87,4 +88,7 @@ class ScriptedModel:
             raise result
         if on_text is not None and result.content:
             await on_text(result.content)
+        if on_text is not None and on_tool_call is not None:  # streamed: each call as it ends
+            for request_call in result.tool_calls:
+                on_tool_call(request_call)
         return result

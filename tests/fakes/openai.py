@@ -13,7 +13,8 @@ Scripted replies are consumed in FIFO order, one per chat completion request; wh
 queue is empty ``responder`` (if set) builds the reply, otherwise the server answers 500
 so that a test which forgot to script a reply fails visibly. ``html()`` scripts a web page
 instead of JSON (a proxy's 502, a captive portal's 200), and ``Reply.cut_after`` drops a
-streamed answer's connection half-way.
+streamed answer's connection half-way. ``ToolCall.pause`` holds a stream back before a call,
+and ``streams`` records when each streamed answer began and ended (``time.monotonic()``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class ToolCall:
     name: str
     arguments: str | dict[str, Any]  # a dict is sent as json.dumps(arguments)
     id: str | None = None  # None → "call_N", numbered per server
+    # Streaming: seconds of silence before this call's first chunk (a model still writing):
+    # the calls before it are complete in the stream well before the response ends.
+    pause: float = 0.0
 
 
 @dataclass
@@ -125,6 +129,8 @@ class FakeOpenAI:
         self.transcriptions: list[dict[str, Any]] = []
         self.transcription_text: str = "transcribed text"
         self.models: list[str] = ["test-model"]
+        # (first byte written, [DONE] written) of each streamed answer, in time.monotonic().
+        self.streams: list[tuple[float, float]] = []
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.base_url: str = ""
         self._queue: deque[Reply] = deque()
@@ -300,16 +306,32 @@ class FakeOpenAI:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
+        began = time.monotonic()
         events = self._chunks(base, reply, calls, finish, usage, include_usage)
+        pauses = self._pauses(reply, calls)
         for sent, event in enumerate(events, 1):
             await resp.write(f"data: {json.dumps(event)}\n\n".encode())
-            if sent == reply.cut_after or not await self._sleep(reply.chunk_delay):
+            wait = reply.chunk_delay + pauses.get(sent, 0.0)
+            if sent == reply.cut_after or not await self._sleep(wait):
                 if request.transport is not None:  # cut the stream: the client sees an error
                     request.transport.close()
                 return resp
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
+        self.streams.append((began, time.monotonic()))
         return resp
+
+    @staticmethod
+    def _pauses(reply: Reply, calls: list[dict[str, Any]]) -> dict[int, float]:
+        """Seconds to wait after the n-th event (1-based) of `_chunks`: a call's pause falls
+        just before its first chunk, i.e. after the previous event."""
+        pauses: dict[int, float] = {}
+        sent = 1 + len(_pieces(reply.text or "", reply.chunk_size))  # the role chunk, the text
+        for scripted, call in zip(reply.tool_calls, calls, strict=True):
+            if scripted.pause:
+                pauses[sent] = scripted.pause
+            sent += 1 + len(_pieces(call["function"]["arguments"], reply.chunk_size))
+        return pauses
 
     @staticmethod
     def _chunks(

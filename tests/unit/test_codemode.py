@@ -170,6 +170,8 @@ async def test_schema_lists_every_reachable_tool_but_not_itself(
     for name in ("memory_read", "memory_write", "datetime", "read_output", "send", "page"):
         assert f"def {name}(" in description
     assert "def execute_code(" not in description and "def load_tools(" not in description
+    # A batch inside a snippet would count as one call of [code_mode] max_tool_calls.
+    assert "def batch(" not in description
     assert "2 s of computation, 5 tool calls" in description
     compile(description.split("```python\n")[1].split("```")[0], "stubs", "exec")
 
