@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -81,6 +81,9 @@ class RunContext:
 
 
 ToolFunction = Callable[..., Awaitable["ToolResult | str"]]
+# The other form a stateful tool may take: an async generator yielding progress lines, then
+# its result. `tool` turns it into a ToolFunction, so every caller awaits one kind.
+StepsFunction = Callable[..., AsyncIterator["str | ToolResult"]]
 Execute = Callable[[str, "str | dict[str, Any]", "RunContext"], Awaitable[ToolResult]]
 ConfigCheck = Callable[["Config"], "str | None"]
 
@@ -204,6 +207,30 @@ class Tool:
         return await self.invoke(params, ctx)
 
 
+def _driven(name: str, steps: StepsFunction) -> ToolFunction:
+    @functools.wraps(steps)
+    async def run(ctx: RunContext, **arguments: Any) -> ToolResult:
+        result = await _last_of(steps(ctx, **arguments), ctx)
+        return result or ToolResult.error(f"{name} ended without a result")
+
+    return run
+
+
+async def _last_of(steps: AsyncIterator[str | ToolResult], ctx: RunContext) -> ToolResult | None:
+    """Run a generator tool: each `str` it yields is a progress line, its `ToolResult` the
+    result (and the end: nothing after it runs)."""
+    try:
+        async for step in steps:
+            if isinstance(step, ToolResult):
+                return step
+            ctx.progress(step)
+    finally:
+        aclose = getattr(steps, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return None
+
+
 def _built(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> type[BaseModel]:
     return model if isinstance(model, type) else model()
 
@@ -225,15 +252,17 @@ def tool(
     check: ConfigCheck | None = None,
     hint: str | None = None,
     **options: Any,
-) -> Callable[[ToolFunction], Tool]:
+) -> Callable[[ToolFunction | StepsFunction], Tool]:
     """Declare a tool from `async def f(ctx: RunContext, a: int, b: str = "x") -> ...`.
 
     The docstring is the description; `Annotated[T, Field(description=...)]` documents a
     parameter. Everything after `ctx` becomes the JSON schema the model sees. `options` are
     the other fields of Tool (classify, target, rule, safe, untrusted, deferred, timeout).
+    An async generator function is a stateful tool: each `str` it yields is a progress
+    line, and the `ToolResult` it yields last is its result.
     """
 
-    def wrap(function: ToolFunction) -> Tool:
+    def wrap(function: ToolFunction | StepsFunction) -> Tool:
         def build_params() -> type[BaseModel]:
             hints = typing.get_type_hints(function, include_extras=True)
             fields: dict[str, Any] = {}
@@ -245,11 +274,17 @@ def tool(
                 fields[param_name] = (hints[param_name], default)
             return create_model(f"{function.__name__}_params", __base__=_Params, **fields)
 
+        tool_name = name or function.__name__
+        if inspect.isasyncgenfunction(function):
+            runs = _driven(tool_name, function)
+            options.setdefault("mode", "stateful")
+        else:
+            runs = typing.cast(ToolFunction, function)
         return Tool(
-            name=name or function.__name__,
+            name=tool_name,
             description=inspect.cleandoc(function.__doc__ or "").replace("\n", " "),
             model=build_params,
-            function=function,
+            function=runs,
             risk=risk,
             egress=egress,
             check=check,
