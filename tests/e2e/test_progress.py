@@ -18,6 +18,7 @@ from augure.memory.store import MemoryStore
 from augure.progress import StatusBoard
 from augure.sandbox.base import OUTPUT_CAP
 from augure.tools.base import RunContext, Tool, ToolResult, tool
+from augure.tools.browser import browser
 from augure.tools.sandbox_exec import sandbox_exec
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import approval_message, buttons, final_reply, tool_results
@@ -216,3 +217,17 @@ async def test_sandbox_reports_its_latest_line_past_the_output_cap(tmp_path: Pat
     assert "warning: late" in result.content
     assert heard[-3:] == ["download 90%", "warning: late", "no newline at the end"]
     assert all(len(line) <= 1024 for line in heard)
+
+
+async def test_the_browser_says_where_it_goes(tmp_path: Path) -> None:
+    heard: list[str] = []
+    config = load_config(home=tmp_path / "home")
+    config.tools = config.tools.model_validate(
+        {"browser": {"executable_path": str(tmp_path / "no-chromium")}}
+    )
+    ctx = RunContext(
+        config, MemoryStore(config.home / "memory"), cast(Any, None), report=heard.append
+    )
+    await browser.execute({"action": "open", "url": "https://example.org/a"}, ctx)
+    await browser.execute({"action": "snapshot", "session": "news"}, ctx)
+    assert heard == ["opening https://example.org/a", "snapshot in session 'news'"]
