@@ -157,6 +157,8 @@ class StatusBoard:
         when every call listed in it has ended and the last text is shown."""
         message = self._chats[chat_id]
         while True:
+            # Read together, with no await between: `finished` is about exactly this text.
+            listed = len(message.calls)
             finished = all(c.outcome is not None for c in message.calls)
             text = self._compose(message)
             if text != message.text:
@@ -170,7 +172,9 @@ class StatusBoard:
                     raise
                 except Exception as exc:  # progress is a courtesy: never fail a call for it
                     log.warning("could not show progress in chat %s: %s", chat_id, exc)
-            if finished:  # shown, or never to be: a dead chat is not retried forever
+            # Shown (or never to be: a dead chat is not retried forever), unless a call got
+            # its line while the text was on its way.
+            if finished and len(message.calls) == listed:
                 break
             await asyncio.sleep(self.interval)
         # Calls that reach the threshold from now on get a fresh message below the answer.

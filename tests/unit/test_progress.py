@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from augure.approval.gate import ApprovalGate
 from augure.config import load_config
 from augure.memory.store import MemoryStore
-from augure.progress import LINE_CHARS, clean_line
+from augure.progress import LINE_CHARS, StatusBoard, clean_line
 from augure.secrets import Redactor
 from augure.store.audit import Audit
 from augure.store.db import Store
@@ -86,3 +87,49 @@ def test_a_line_shows_no_control_characters_and_no_secret_even_when_cut() -> Non
     assert len(shown) == LINE_CHARS and shown.endswith("x[RED…")
     assert "hunter" not in shown and "h" not in shown
     assert clean_line("a\x00b\x1b[2Kc\u2066d\x1b]0;title\x07", redact) == "a bc d"
+
+
+class HeldSurface:
+    """A chat surface whose first edit is held until the test lets it through."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.editing = asyncio.Event()
+        self.shown: dict[int, str] = {}
+
+    def accepts(self, chat_id: str) -> bool:
+        return True
+
+    async def post(self, chat_id: str, text: str) -> int:
+        self.shown[1] = text
+        return 1
+
+    async def replace(self, chat_id: str, message_id: int, text: str) -> None:
+        self.editing.set()
+        await self.release.wait()
+        self.shown[message_id] = text
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("never happened")
+
+
+async def test_a_call_shown_while_the_last_outcome_is_being_sent_is_kept_up_to_date() -> None:
+    surface = HeldSurface()
+    board = StatusBoard(surface, threshold=0.0, interval=0.01, clock=lambda: 0.0)
+    board.started("a", "1", "first")
+    await until(lambda: 1 in surface.shown)
+    board.ended("a", "done")
+    await surface.editing.wait()  # a's outcome is on its way: the message looked finished
+    board.started("b", "1", "second")
+    await asyncio.sleep(0.05)  # b passes its threshold: its line joins the same message
+    surface.release.set()
+    await until(lambda: "second" in surface.shown[1])
+    board.ended("b", "failed")
+    await until(lambda: "failed" in surface.shown[1])
+    assert surface.shown[1] == "✓ first — done in 0 s\n✗ second — failed after 0 s"
+    await board.close()
