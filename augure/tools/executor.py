@@ -247,6 +247,8 @@ class Executor:
             return None
         tool, params = call.the_tool, call.params
         pattern = tool.rule_for(params, call.target)
+        if pattern is not None and self.redactor(pattern) != pattern:
+            pattern = None  # a rule naming a secret would show it and store it: none offered
         request = ApprovalRequest(
             call.invocation,
             tool.name,
