@@ -113,7 +113,13 @@ async def test_a_long_sandbox_call_shows_one_status_message_edited_then_its_outc
     bot: Bot, quick: Callable[[float, float], StatusBoard]
 ) -> None:
     quick(1.0, 1.0)
-    command = 'for i in 1 2 3 4 5; do echo "step $i of 5"; sleep 1; done; echo finished'
+    assert bot.core is not None and bot.core.config.llm.api_key
+    secret = bot.core.config.llm.api_key.get_secret_value()
+    # The model put a secret in the command: the status message must not show it.
+    command = (
+        f"echo 'token {secret}'; sleep 1.5; "
+        'for i in 1 2 3 4 5; do echo "step $i of 5"; sleep 1; done; echo finished'
+    )
     bot.llm.script(tool_call("sandbox_exec", {"command": command}), text("Ran it."))
     bot.telegram.inject_message(OWNER, "count to five in the sandbox")
     message = await approval_message(bot)
@@ -127,11 +133,17 @@ async def test_a_long_sandbox_call_shows_one_status_message_edited_then_its_outc
     assert post.at > pressed.at
     shown = history(bot.telegram, post)
     assert shown[-1] is last and len(shown) >= 4  # posted, edited as it ran, then the outcome
-    assert any(" — step " in str(c.params["text"]) for c in shown)
+    texts = [str(c.params["text"]) for c in shown]
+    assert any(" — step " in t for t in texts)
+    assert any(re.search(r" — token \[REDACTED:[\w.]+\]$", t) for t in texts), texts
+    assert not [t for t in texts if secret in t]
     assert_paced(shown, 1.0)
     # The progress changed nothing of the result.
     steps = "".join(f"step {i} of 5\n" for i in range(1, 6))
-    assert tool_results(bot.llm) == [f"exit code: 0\nstdout:\n{steps}finished"]
+    (result,) = tool_results(bot.llm)
+    assert re.fullmatch(
+        rf"exit code: 0\nstdout:\ntoken \[REDACTED:[\w.]+\]\n{steps}finished", result
+    )
 
 
 async def test_a_fast_call_shows_nothing(
