@@ -186,6 +186,22 @@ async def test_the_bot_shows_long_calls_by_default(bot: Bot) -> None:
     assert_paced(history(bot.telegram, post), 3.0)
 
 
+async def test_flood_control_on_the_status_message_is_waited_out(
+    bot: Bot, quick: Callable[[float, float], StatusBoard]
+) -> None:
+    quick(0.5, 0.5)
+    bot.telegram.plan_error("editMessageText", 429, retry_after=1)
+    bot.llm.script(tool_call("slow_steps", {"n": 3, "seconds": 2.5}), text("Done."))
+    bot.telegram.inject_message(OWNER, "some work")
+    await final_reply(bot, "Done.")
+    await outcome(bot.telegram, r"^✓ slow_steps — done in \d s$")
+    assert len(status_posts(bot.telegram)) == 1
+    edits = [c for c in bot.telegram.calls if c.method == "editMessageText"]
+    assert [c.status for c in edits[:2]] == [429, 200]
+    assert edits[1].params["text"] == edits[0].params["text"]  # the same edit, once it may
+    assert edits[1].at - edits[0].at >= 1 - EARLY
+
+
 async def test_ten_parallel_long_calls_share_one_status_message(
     bot: Bot, quick: Callable[[float, float], StatusBoard]
 ) -> None:
