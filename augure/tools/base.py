@@ -134,6 +134,13 @@ class Tool:
     # summary and scan verdict). Returning a string refuses the call with that error, unasked.
     preview: Callable[[Any, RunContext], Awaitable[dict[str, Any] | str]] | None = None
 
+    def __post_init__(self) -> None:
+        # A tool written as an async generator (however it was built) runs as a coroutine,
+        # so every caller of `function` awaits one kind.
+        steps: Any = self.function
+        if inspect.isasyncgenfunction(steps):
+            self.function = _driven(self.name, steps)
+
     @functools.cached_property
     def params(self) -> type[BaseModel]:
         return _built(self.model)
@@ -274,17 +281,13 @@ def tool(
                 fields[param_name] = (hints[param_name], default)
             return create_model(f"{function.__name__}_params", __base__=_Params, **fields)
 
-        tool_name = name or function.__name__
         if inspect.isasyncgenfunction(function):
-            runs = _driven(tool_name, function)
-            options.setdefault("mode", "stateful")
-        else:
-            runs = typing.cast(ToolFunction, function)
+            options.setdefault("mode", "stateful")  # Tool makes it a coroutine
         return Tool(
-            name=tool_name,
+            name=name or function.__name__,
             description=inspect.cleandoc(function.__doc__ or "").replace("\n", " "),
             model=build_params,
-            function=runs,
+            function=typing.cast(ToolFunction, function),
             risk=risk,
             egress=egress,
             check=check,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -15,7 +16,7 @@ from augure.progress import LINE_CHARS, StatusBoard, clean_line
 from augure.secrets import Redactor
 from augure.store.audit import Audit
 from augure.store.db import Store
-from augure.tools.base import RunContext, ToolResult, tool
+from augure.tools.base import RunContext, Tool, ToolResult, tool
 from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
 
@@ -133,3 +134,15 @@ async def test_a_call_shown_while_the_last_outcome_is_being_sent_is_kept_up_to_d
     await until(lambda: "failed" in surface.shown[1])
     assert surface.shown[1] == "✓ first — done in 0 s\n✗ second — failed after 0 s"
     await board.close()
+
+
+async def test_a_tool_built_directly_from_a_generator_runs_too(context: RunContext) -> None:
+    async def count(ctx: RunContext, count: int) -> AsyncIterator[str | ToolResult]:
+        yield "one"
+        yield ToolResult.ok("counted")
+
+    built = Tool("count", "Counts.", steps.model, cast(Any, count))
+    heard: list[str] = []
+    listening = RunContext(context.config, context.memory, context.store, report=heard.append)
+    result = await built.invoke(built.params.model_validate({"count": 1}), listening)
+    assert (result.content, heard) == ("counted", ["one"])
