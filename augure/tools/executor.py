@@ -278,10 +278,10 @@ class Executor:
         tool = call.the_tool
         await self.audit.started(call.invocation)
         # The clock of a shown call starts here: time spent waiting for approval is not work.
-        board = self.progress if call.ctx.chat_id is not None else None
-        if board is not None:
-            assert call.ctx.chat_id is not None
-            board.started(call.invocation, call.ctx.chat_id, tool.name)
+        chat = call.ctx.chat_id
+        board = self.progress if chat is not None else None  # no chat (CLI): nowhere to show
+        if board is not None and chat is not None:
+            board.started(call.invocation, chat, tool.name)
         report = self._reporter(call, board)
         call.ctx = dataclasses.replace(call.ctx, invocation=call.invocation, report=report)
         outcome: Outcome = "cancelled"
