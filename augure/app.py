@@ -19,6 +19,7 @@ from augure.mcp.adapter import register as register_mcp_tools
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.personas import Personas
+from augure.progress import Progress
 from augure.scheduler.service import Notifier, Scheduler
 from augure.secrets import Redactor
 from augure.skills.model import Catalog
@@ -108,11 +109,13 @@ class Core:
         *,
         approvers: Sequence[Approver] = (),
         notifier: Notifier | None = None,
+        progress: Progress | None = None,
     ) -> Core:
         """Build everything but the channels' inbound sides. `extra_tools` is how a deployment
         adds tools; `model` replaces the HTTP model for turns (an in-process scripted one in
         tests). Each of `approvers` is shown every approval request (none: such calls are
-        rejected); `notifier` delivers what jobs and skills produce outside a turn."""
+        rejected); `notifier` delivers what jobs and skills produce outside a turn;
+        `progress` shows long calls while they run (none: nothing is shown)."""
         config.home.mkdir(parents=True, exist_ok=True)
         memory = MemoryStore(config.memory_dir)
         memory.ensure()
@@ -121,7 +124,7 @@ class Core:
         registry = build_registry(config, extra_tools)
         audit = Audit(store)
         gate = ApprovalGate(audit, config.approval.timeout_seconds, approvers)
-        executor = Executor(registry, audit, gate, config, redact)
+        executor = Executor(registry, audit, gate, config, redact, progress=progress)
 
         # The jobs' runners reach the agent and the skills built below, when a job runs.
         async def run_job(conversation: str, prompt: str) -> str:

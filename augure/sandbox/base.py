@@ -64,9 +64,11 @@ class Sandbox(Protocol):
         env: dict[str, str] | None = None,
         ro_files: Sequence[Path] = (),
         inbox: Path | None = None,
+        on_line: Callable[[str], None] | None = None,
     ) -> ExecResult:
         """`ro_files`: host files (a tool's binary) to show read-only at the same path;
-        `inbox`: the owner's documents folder, shown read-only as /workspace/inbox."""
+        `inbox`: the owner's documents folder, shown read-only as /workspace/inbox;
+        `on_line`: hears the latest non-empty output line (of either stream) as it arrives."""
         ...
 
 
@@ -112,10 +114,37 @@ def sandbox_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
+class _LastLine:
+    """Hands on the last complete non-empty line of each chunk read (a progress bar's `\r`
+    ends a line too); a line is looked at through its first LINE_BYTES only."""
+
+    def __init__(self, on_line: Callable[[str], None]) -> None:
+        self.on_line = on_line
+        self.pending = b""
+
+    def feed(self, chunk: bytes) -> None:
+        parts = _LINE_ENDS.split(self.pending + chunk)
+        self.pending = parts.pop()[:LINE_BYTES]
+        for part in reversed(parts):
+            if part.strip():
+                self.on_line(part[:LINE_BYTES].decode("utf-8", "replace").strip())
+                return
+
+    def end(self) -> None:
+        if self.pending.strip():
+            self.on_line(self.pending.decode("utf-8", "replace").strip())
+        self.pending = b""
+
+
+_LINE_ENDS = re.compile(rb"\r\n|\r|\n")
+LINE_BYTES = 1024
+
+
 class _Capped:
-    def __init__(self) -> None:
+    def __init__(self, lines: _LastLine | None = None) -> None:
         self.data = bytearray()
         self.cut = False
+        self.lines = lines
 
     async def drain(self, stream: asyncio.StreamReader | None) -> None:
         if stream is None:
@@ -127,6 +156,10 @@ class _Capped:
                 self.cut = True
             if room > 0:
                 self.data += chunk[:room]
+            if self.lines is not None:
+                self.lines.feed(chunk)
+        if self.lines is not None:
+            self.lines.end()
 
     def text(self) -> str:
         return self.data.decode("utf-8", "replace")
@@ -140,8 +173,10 @@ async def run_process(
     env: dict[str, str],
     pass_fds: tuple[int, ...] = (),
     kill: Callable[[asyncio.subprocess.Process], Awaitable[None]] | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> ExecResult:
-    """Run argv with capped output and a wall-clock limit; `kill` ends it on timeout.
+    """Run argv with capped output and a wall-clock limit; `kill` ends it on timeout;
+    `on_line` hears each stream's latest line as it arrives (the cap does not apply to it).
 
     The process gets its own session, so the default kill reaches its whole process group.
     Cancellation (the executor's own timeout) kills it the same way: nothing outlives a call.
@@ -155,7 +190,8 @@ async def run_process(
         pass_fds=pass_fds,
         start_new_session=True,
     )
-    out, err = _Capped(), _Capped()
+    out = _Capped(_LastLine(on_line) if on_line else None)
+    err = _Capped(_LastLine(on_line) if on_line else None)
     readers = asyncio.gather(out.drain(process.stdout), err.drain(process.stderr))
     timed_out = False
     try:

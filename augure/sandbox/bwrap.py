@@ -18,7 +18,7 @@ import os
 import resource
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -246,6 +246,7 @@ class BwrapSandbox:
         env: dict[str, str] | None = None,
         ro_files: Sequence[Path] = (),
         inbox: Path | None = None,
+        on_line: Callable[[str], None] | None = None,
     ) -> ExecResult:
         if not argv:
             raise SandboxError("empty command")
@@ -270,7 +271,12 @@ class BwrapSandbox:
                 *argv,
             ]
             return await run_process(
-                command, timeout=timeout, stdin=stdin, env=LAUNCH_ENV, pass_fds=tuple(fds)
+                command,
+                timeout=timeout,
+                stdin=stdin,
+                env=LAUNCH_ENV,
+                pass_fds=tuple(fds),
+                on_line=on_line,
             )
         except OSError as exc:
             raise SandboxError(f"could not start bubblewrap: {exc}") from exc

@@ -11,7 +11,7 @@ import contextlib
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from augure.config import SandboxConfig
@@ -108,6 +108,7 @@ class DockerSandbox:
         env: dict[str, str] | None = None,
         ro_files: Sequence[Path] = (),
         inbox: Path | None = None,
+        on_line: Callable[[str], None] | None = None,
     ) -> ExecResult:
         if not argv:
             raise SandboxError("empty command")
@@ -139,7 +140,7 @@ class DockerSandbox:
         client_env = {k: v for k, v in os.environ.items() if k in CLIENT_ENV_KEYS}
         try:
             return await run_process(
-                command, timeout=timeout, stdin=stdin, env=client_env, kill=kill
+                command, timeout=timeout, stdin=stdin, env=client_env, kill=kill, on_line=on_line
             )
         except OSError as exc:
             raise SandboxError(f"could not start docker: {exc}") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -85,6 +85,9 @@ class RunContext:
 
 
 ToolFunction = Callable[..., Awaitable["ToolResult | str"]]
+# The other form a stateful tool may take: an async generator yielding progress lines, then
+# its result. `tool` turns it into a ToolFunction, so every caller awaits one kind.
+StepsFunction = Callable[..., AsyncIterator["str | ToolResult"]]
 Execute = Callable[[str, "str | dict[str, Any]", "RunContext"], Awaitable[ToolResult]]
 ConfigCheck = Callable[["Config"], "str | None"]
 
@@ -134,6 +137,13 @@ class Tool:
     # Before asking the owner: gather what the approval request should show (e.g. a skill's
     # summary and scan verdict). Returning a string refuses the call with that error, unasked.
     preview: Callable[[Any, RunContext], Awaitable[dict[str, Any] | str]] | None = None
+
+    def __post_init__(self) -> None:
+        # A tool written as an async generator (however it was built) runs as a coroutine,
+        # so every caller of `function` awaits one kind.
+        steps: Any = self.function
+        if inspect.isasyncgenfunction(steps):
+            self.function = _driven(self.name, steps)
 
     @functools.cached_property
     def params(self) -> type[BaseModel]:
@@ -208,6 +218,30 @@ class Tool:
         return await self.invoke(params, ctx)
 
 
+def _driven(name: str, steps: StepsFunction) -> ToolFunction:
+    @functools.wraps(steps)
+    async def run(ctx: RunContext, **arguments: Any) -> ToolResult:
+        result = await _last_of(steps(ctx, **arguments), ctx)
+        return result or ToolResult.error(f"{name} ended without a result")
+
+    return run
+
+
+async def _last_of(steps: AsyncIterator[str | ToolResult], ctx: RunContext) -> ToolResult | None:
+    """Run a generator tool: each `str` it yields is a progress line, its `ToolResult` the
+    result (and the end: nothing after it runs)."""
+    try:
+        async for step in steps:
+            if isinstance(step, ToolResult):
+                return step
+            ctx.progress(step)
+    finally:
+        aclose = getattr(steps, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return None
+
+
 def _built(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> type[BaseModel]:
     return model if isinstance(model, type) else model()
 
@@ -229,15 +263,17 @@ def tool(
     check: ConfigCheck | None = None,
     hint: str | None = None,
     **options: Any,
-) -> Callable[[ToolFunction], Tool]:
+) -> Callable[[ToolFunction | StepsFunction], Tool]:
     """Declare a tool from `async def f(ctx: RunContext, a: int, b: str = "x") -> ...`.
 
     The docstring is the description; `Annotated[T, Field(description=...)]` documents a
     parameter. Everything after `ctx` becomes the JSON schema the model sees. `options` are
     the other fields of Tool (classify, target, rule, safe, untrusted, deferred, timeout).
+    An async generator function is a stateful tool: each `str` it yields is a progress
+    line, and the `ToolResult` it yields last is its result.
     """
 
-    def wrap(function: ToolFunction) -> Tool:
+    def wrap(function: ToolFunction | StepsFunction) -> Tool:
         def build_params() -> type[BaseModel]:
             hints = typing.get_type_hints(function, include_extras=True)
             fields: dict[str, Any] = {}
@@ -249,11 +285,13 @@ def tool(
                 fields[param_name] = (hints[param_name], default)
             return create_model(f"{function.__name__}_params", __base__=_Params, **fields)
 
+        if inspect.isasyncgenfunction(function):
+            options.setdefault("mode", "stateful")  # Tool makes it a coroutine
         return Tool(
             name=name or function.__name__,
             description=inspect.cleandoc(function.__doc__ or "").replace("\n", " "),
             model=build_params,
-            function=function,
+            function=typing.cast(ToolFunction, function),
             risk=risk,
             egress=egress,
             check=check,

@@ -25,12 +25,13 @@ from augure.approval.rules import verdict
 from augure.approval.shown import digest
 from augure.config import Config
 from augure.limits import Limits
+from augure.progress import Outcome, Progress, clean_line
 from augure.secrets import Redactor
 from augure.store.audit import Audit, Rule
 from augure.tools import outputs
 from augure.tools.base import RunContext, Tool
 from augure.tools.registry import ToolRegistry, enabled
-from augure.tools.result import Cut, ErrorKind, ToolResult
+from augure.tools.result import Cut, ErrorKind, Status, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ class Executor:
         config: Config,
         redactor: Redactor,
         limits: Limits | None = None,
+        progress: Progress | None = None,
     ) -> None:
         self.registry = registry
         self.audit = audit
@@ -98,6 +100,8 @@ class Executor:
             self.approval,
         )
         self.finishing: tuple[Finish, ...] = (self.redact, self.record, self.guard)
+        # Where long calls show how they are doing (SPEC §8); None: nowhere.
+        self.progress = progress
 
     async def run_calls(
         self, calls: Sequence[tuple[str, str | dict[str, Any]]], ctx: RunContext
@@ -245,6 +249,8 @@ class Executor:
             return None
         tool, params = call.the_tool, call.params
         pattern = tool.rule_for(params, call.target)
+        if pattern is not None and self.redactor(pattern) != pattern:
+            pattern = None  # a rule naming a secret would show it and store it: none offered
         request = ApprovalRequest(
             call.invocation,
             tool.name,
@@ -273,18 +279,49 @@ class Executor:
     async def invoke(self, call: Call) -> ToolResult:
         tool = call.the_tool
         await self.audit.started(call.invocation)
-        call.ctx = dataclasses.replace(call.ctx, invocation=call.invocation)
-        lock = contextlib.nullcontext() if tool.concurrency_safe(call.params) else self._unsafe
-        async with lock:
-            try:
-                result = await asyncio.wait_for(tool.invoke(call.params, call.ctx), tool.timeout)
-            except TimeoutError:
-                result = ToolResult.error(
-                    f"{tool.name} did not finish within {tool.timeout:g} s", ErrorKind.TIMEOUT
-                )
+        # The clock of a shown call starts here: time spent waiting for approval is not work.
+        chat = call.ctx.chat_id
+        board = self.progress if chat is not None else None  # no chat (CLI): nowhere to show
+        if board is not None and chat is not None:
+            board.started(call.invocation, chat, tool.name)
+        report = self._reporter(call, board)
+        call.ctx = dataclasses.replace(call.ctx, invocation=call.invocation, report=report)
+        outcome: Outcome = "cancelled"
+        try:
+            lock = contextlib.nullcontext() if tool.concurrency_safe(call.params) else self._unsafe
+            async with lock:
+                try:
+                    result = await asyncio.wait_for(
+                        tool.invoke(call.params, call.ctx), tool.timeout
+                    )
+                except TimeoutError:
+                    result = ToolResult.error(
+                        f"{tool.name} did not finish within {tool.timeout:g} s", ErrorKind.TIMEOUT
+                    )
+            outcome = _OUTCOMES.get(result.status, "failed")
+        finally:
+            if board is not None:
+                board.ended(call.invocation, outcome)
         if tool.untrusted:
             result.source = tool.name
         return result
+
+    def _reporter(self, call: Call, board: Progress | None) -> Callable[[str], None] | None:
+        """The call's progress sink: each line cleaned and redacted once, then given to the
+        board and to whoever else listens already (a background task keeps its own copy)."""
+        chained = call.ctx.report
+        if board is None and chained is None:
+            return None
+        invocation = call.invocation
+
+        def report(line: str) -> None:
+            shown = clean_line(line, self.redactor)
+            if board is not None:
+                board.reported(invocation, shown)
+            if chained is not None:
+                chained(shown)
+
+        return report
 
     # -- finishing -------------------------------------------------------------------------
 
@@ -324,6 +361,9 @@ class Executor:
             return False
         shown_now = {**self.redactor.value(call.args), **self.redactor.value(now)}
         return digest(shown_now) == call.digest
+
+
+_OUTCOMES: dict[Status, Outcome] = {Status.OK: "done", Status.REJECTED: "rejected"}
 
 
 def _denies(rule: Rule | None) -> bool:

@@ -74,6 +74,7 @@ async def _run(
             timeout=timeout,
             ro_files=ro_files or [],
             inbox=_inbox(ctx.home, workspace),
+            on_line=ctx.progress,
         )
     except SandboxError as exc:
         return ToolResult.error(f"sandbox unavailable: {exc}")
@@ -99,6 +100,7 @@ def _inbox(home: Path, workspace: Path) -> Path | None:
     target=lambda p: f"sandbox_exec:argv={_command(p)}",
     rule=_exec_rule,
     timeout=TOOL_TIMEOUT,
+    mode="stateful",  # its latest output line is its progress
     hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace; the "
     "owner's documents read-only in inbox/); "
     "no network unless the owner enabled it",
@@ -150,6 +152,7 @@ def _opencode_args(config: Config) -> list[str]:
     # A coding agent's actions are unbounded whatever the task's wording: always ask.
     rule=lambda p: None,
     timeout=TOOL_TIMEOUT,
+    mode="stateful",
 )
 async def opencode(
     ctx: RunContext,

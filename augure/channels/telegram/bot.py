@@ -136,7 +136,9 @@ class TelegramBot:
     ) -> TelegramBot:
         """The channel first, then the core built with it, then the handlers given both."""
         channel = TelegramChannel(config, build_application(config, token))
-        core = await Core.open(config, extra_tools, approvers=[channel], notifier=channel)
+        core = await Core.open(
+            config, extra_tools, approvers=[channel], notifier=channel, progress=channel.progress
+        )
         return cls(core, channel, home_lock)
 
     def __init__(
@@ -205,6 +207,7 @@ class TelegramBot:
             await self.application.updater.stop()
         if self.application.running:
             await self.application.stop()
+        await self.channel.progress.close()  # no edit may go out once the bot is shut down
         await self.application.shutdown()
 
     def _spawn(self, coroutine: Any) -> None:

@@ -11,6 +11,7 @@ from augure.channels.base import Channel
 from augure.channels.telegram.approvals import TelegramApprover
 from augure.channels.telegram.delivery import Delivery
 from augure.channels.telegram.media import send_artifacts
+from augure.channels.telegram.progress import telegram_board
 from augure.channels.telegram.streaming import StreamingReply
 from augure.config import Config
 from augure.tools.base import Artifact
@@ -24,6 +25,7 @@ class TelegramChannel:
         self.application = application
         self.delivery = Delivery(application.bot)
         self._approver = TelegramApprover(config, self.delivery)
+        self.progress = telegram_board(self.delivery)  # long calls' status messages
 
     def chat(self, chat_id: str) -> int:
         """A Telegram chat id, or the owner's for a chat of another channel (the terminal)."""

@@ -174,6 +174,7 @@ def _target(params: Any) -> str:
     deferred=True,
     safe=False,  # one page, one action at a time
     timeout=90.0,
+    mode="stateful",  # says what it is doing: starting Chromium and loading can be slow
 )
 async def browser(
     ctx: RunContext,
@@ -199,6 +200,7 @@ async def browser(
     """Use a real web browser (Chromium) for pages that need JavaScript, forms or clicks:
     open a page, read it as a snapshot with element refs, click, type, press keys, extract
     text, take screenshots."""
+    ctx.progress(_doing(action, session, url))
     try:
         pool = await shared_pool(ctx.config)
     except BrowserError as exc:
@@ -206,6 +208,12 @@ async def browser(
     except ValidationError as exc:
         return ToolResult.error(f"fix [tools.browser]: {describe(exc)}")
     return await act(pool, Call(action, session, url, ref, selector, text, key))
+
+
+def _doing(action: str, session: str, url: str | None) -> str:
+    if action in ("open", "navigate") and url:
+        return f"{'opening' if action == 'open' else 'navigating to'} {url}"
+    return f"{action} in session {session!r}"
 
 
 async def act(pool: BrowserPool, call: Call) -> ToolResult:
