@@ -141,7 +141,9 @@ class Agent:
                 if not response.tool_calls:
                     answer = response.content or "(The model returned an empty answer.)"
                     return await self._finish(state, answer, response.as_message())
-                await self._remember(state.conversation, response.as_message())
+                # A secret the model wrote into a call's arguments is used by the call, never
+                # kept in the history that goes back to the model and into state.db.
+                await self._remember(state.conversation, self.redact.value(response.as_message()))
                 await self._run_tools(state, response, dispatch)
 
         # Out of rounds: one last call that may not use tools, so the owner gets an answer.

@@ -225,7 +225,7 @@ class Executor:
             arguments=call.shown,
             chat_id=call.ctx.chat_id,
             turn_id=call.ctx.turn_id,
-            target=call.target,
+            target=self.redactor(call.target) if call.target else None,
             approval_status=decision,
             decided_by=decided_by,
             digest=call.digest,
