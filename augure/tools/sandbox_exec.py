@@ -99,6 +99,7 @@ def _inbox(home: Path, workspace: Path) -> Path | None:
     target=lambda p: f"sandbox_exec:argv={_command(p)}",
     rule=_exec_rule,
     timeout=TOOL_TIMEOUT,
+    background=True,
     hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace; the "
     "owner's documents read-only in inbox/); "
     "no network unless the owner enabled it",
@@ -150,6 +151,7 @@ def _opencode_args(config: Config) -> list[str]:
     # A coding agent's actions are unbounded whatever the task's wording: always ask.
     rule=lambda p: None,
     timeout=TOOL_TIMEOUT,
+    background=True,
 )
 async def opencode(
     ctx: RunContext,
