@@ -328,3 +328,23 @@ async def final_reply_of(telegram: FakeTelegram, expected: str) -> None:
     await telegram.wait_for(
         lambda c: c.method == "sendMessage" and c.params.get("text") == expected, timeout=10
     )
+
+
+@pytest.mark.system_package("bubblewrap")
+async def test_a_stop_while_background_work_awaits_approval_reports_it_interrupted(
+    bot: Bot,
+) -> None:
+    bot.llm.script(
+        tool("sandbox_exec", {"command": "touch ran.txt", "background": True}),
+        text("Started."),
+    )
+    bot.telegram.inject_message(OWNER, "touch a file in the background")
+    await final_reply(bot, "Started.")
+    (task_id,) = started(bot.llm, 1)
+    await approval_message(bot)
+    await bot.restart()
+    await delivered(bot.telegram, f"Background task {task_id} (")
+    row = await task(bot, task_id)
+    assert row.status == "interrupted" and row.notified
+    # Stopping is not the owner saying no: no "rejected" result was reported back.
+    assert len(bot.llm.requests) == 2

@@ -202,7 +202,11 @@ class TelegramBot:
         self._spawn(self.core.llm.warm_up())
 
     async def stop(self) -> None:
-        # First reject what waits for a button: a turn blocked on approval would hold up
+        # Background work first: rejecting its approvals below would end it as if the owner
+        # had said no. Its rows stay `running`, for the next start's interrupted notice.
+        if self.core.tasks is not None:
+            await self.core.tasks.close()
+        # Then reject what waits for a button: a turn blocked on approval would hold up
         # python-telegram-bot's stop, which waits for running handlers.
         await self.core.gate.close()
         for task in self._background:
