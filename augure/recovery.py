@@ -79,7 +79,20 @@ async def _recover_tasks(tasks: Tasks, notify: Notifier, done: Recovered) -> set
             done.tasks_interrupted += 1
         else:
             await tasks.release_notice(row.id)
+    for row in await tasks.unreported():
+        if await tasks.claim_notice(row.id) and not await _quietly(
+            notify.send(row.chat_id, unreported(row))
+        ):
+            await tasks.release_notice(row.id)
     return {invocation for invocation in covered if invocation}
+
+
+def unreported(row: TaskRow) -> str:
+    ended = "finished" if row.status == "done" else "failed"
+    return (
+        f"Background task {row.id} (`{row.tool}`) {ended}, but its report did not reach you "
+        f"before the restart. Ask me about task {row.id} to see its result."
+    )
 
 
 def interrupted(row: TaskRow) -> str:

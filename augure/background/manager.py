@@ -114,16 +114,16 @@ class TaskManager:
             await self._report_back(entry, status, text)
 
     async def _report_back(self, entry: _Running, status: Status, text: str) -> None:
-        if not await self.tasks.claim_notice(entry.id):
-            return
         ended = "finished" if status == "done" else "failed"
         content = f"[Background task {entry.id} ({entry.tool}) {ended}. Its result:]\n{text}"
         try:
             await self.announce(entry.chat_id, content)
         except Exception:
+            # Left unreported: the next start tells the owner where the result is.
             log.exception("could not report background task %s", entry.id)
-            with contextlib.suppress(Exception):
-                await self.tasks.release_notice(entry.id)
+            return
+        with contextlib.suppress(Exception):
+            await self.tasks.claim_notice(entry.id)
 
     # -- progress --------------------------------------------------------------------------
 

@@ -133,6 +133,15 @@ class Tasks:
 
         return await self.db.write(interrupt)
 
+    async def unreported(self) -> builtins.list[TaskRow]:
+        """Tasks that ended but whose result never reached their chat (the report back
+        failed, or a restart cut it off), oldest first."""
+        rows = await self.db.fetchall(
+            "SELECT * FROM tasks WHERE status IN ('done', 'failed') AND notified = 0 "
+            "ORDER BY created_at"
+        )
+        return [_row(row) for row in rows]
+
     async def claim_notice(self, task_id: str) -> bool:
         """Mark the owner as told about this task; False if someone already claimed it."""
         changed = await self.db.execute(

@@ -183,3 +183,15 @@ async def test_shutdown_leaves_running_rows_for_the_next_start(harness: Harness)
     assert await harness.tasks.claim_notice(task_id)
     assert not await harness.tasks.claim_notice(task_id)
     assert await harness.tasks.interrupt_running() == []
+
+
+async def test_a_report_that_fails_is_left_for_the_next_start(harness: Harness) -> None:
+    async def unreachable(chat_id: str, content: str) -> None:
+        raise ConnectionError("Bot API unreachable")
+
+    harness.manager.announce = unreachable
+    task_id = await harness.manager.submit(harness.call(), quick(0))
+    await settle()
+    assert await harness.ended(task_id) == "done"
+    (unreported,) = await harness.tasks.unreported()
+    assert unreported.id == task_id and not unreported.notified
