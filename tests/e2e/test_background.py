@@ -16,7 +16,7 @@ import pytest
 from augure.channels.telegram.tasks import NOT_OWNER
 from augure.store.tasks import TaskRow
 from augure.tools.base import Tool
-from augure.tools.sandbox_exec import sandbox_exec
+from augure.tools.sandbox_exec import opencode, sandbox_exec
 from augure.tools.web_search import web_search
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
@@ -44,7 +44,7 @@ HELPER = OWNER + 2  # a second allowed user: not the owner
 
 @pytest.fixture
 def extra_tools() -> list[Tool]:
-    return [*test_tools.TEST_TOOLS, sandbox_exec, web_search]
+    return [*test_tools.TEST_TOOLS, sandbox_exec, opencode, web_search]
 
 
 @pytest.fixture
@@ -232,6 +232,45 @@ async def test_task_cancel_stops_a_sandbox_job_and_its_processes_are_gone(bot: B
     db = bot.home / "state.db"
     (status,) = rows(db, f"SELECT status FROM invocations WHERE id = '{row.invocation}'")
     assert status == ("failed",)
+
+
+SLOW_AGENT = """#!/usr/bin/python3
+import time
+print("thinking", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.system_package("bubblewrap")
+async def test_the_cancel_button_stops_a_coding_agent_and_its_processes_are_gone(
+    bot: Bot, tmp_path: Path
+) -> None:
+    agent = tmp_path / "agent-bin" / "slow-agent"
+    agent.parent.mkdir()
+    agent.write_text(SLOW_AGENT)
+    agent.chmod(0o755)
+    await bot.stop()
+    (bot.home / "augure.toml").write_text(f'[tools.opencode]\ncommand = "{agent}"\n')
+    await bot.start()
+    tag = marker()
+    bot.llm.script(tool("opencode", {"task": tag, "background": True}), text("Agent started."))
+    bot.telegram.inject_message(OWNER, "have the agent work on it in the background")
+    await final_reply(bot, "Agent started.")
+    (task_id,) = started(bot.llm, 1)
+    request = await approval_message(bot)
+    bot.telegram.press_button(OWNER, request["message_id"], buttons(request)["Approve"])
+    await appears(lambda: processes_with(tag.encode()))
+
+    bot.telegram.inject_message(OWNER, "/tasks")
+    listing = await approval_message(bot, count=2)
+    bot.telegram.press_button(
+        OWNER, listing["message_id"], buttons(listing)[f"Cancel {task_id} (opencode)"]
+    )
+    await bot.telegram.wait_for(
+        lambda c: c.method == "answerCallbackQuery" and "Cancelled" in str(c.params.get("text"))
+    )
+    assert await gone(lambda: processes_with(tag.encode())) == []
+    assert (await task(bot, task_id)).status == "cancelled"
 
 
 async def test_tasks_command_cancel_button_counts_only_the_owners_press(bot: Bot) -> None:
