@@ -179,6 +179,7 @@ class Executor:
         return ToolResult.ok(STARTED.format(id=task_id))
 
     async def _released(self, call: Call, gates: Sequence[Gate], started: Started) -> ToolResult:
+        ran = False
         try:
             for gate in gates:
                 stopped = await gate(call)
@@ -186,14 +187,19 @@ class Executor:
                     await self.limits.release(call.reserved)
                     return stopped
             await started(call.invocation)
+            ran = True
             result = await self.invoke(call)
         except asyncio.CancelledError:
-            if call.invocation:  # the record says so; a pending request is settled
-                with contextlib.suppress(Exception):
-                    if not await self.audit.decide(call.invocation, "rejected", "cancelled"):
-                        await self.audit.finished(
-                            call.invocation, success=False, output=CANCELLED, cost_estimate=0
-                        )
+            with contextlib.suppress(Exception):
+                if not ran:  # cancelled before it ran (waiting for approval): not counted
+                    await self.limits.release(call.reserved)
+                # The record says so; a request still waiting for the owner is settled.
+                if call.invocation and not await self.audit.decide(
+                    call.invocation, "rejected", "cancelled"
+                ):
+                    await self.audit.finished(
+                        call.invocation, success=False, output=CANCELLED, cost_estimate=0
+                    )
             raise
         for finish in self.finishing:
             result = await finish(call, result)

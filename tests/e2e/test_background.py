@@ -387,3 +387,39 @@ async def test_a_stop_while_background_work_awaits_approval_reports_it_interrupt
     assert row.status == "interrupted" and row.notified
     # Stopping is not the owner saying no: no "rejected" result was reported back.
     assert len(bot.llm.requests) == 2
+
+
+@pytest.mark.system_package("bubblewrap")
+async def test_cancel_while_awaiting_approval_settles_the_request_and_gives_the_count_back(
+    bot: Bot,
+) -> None:
+    await bot.stop()
+    (bot.home / "augure.toml").write_text(
+        '[profiles.unattended]\norigins = ["background"]\n'
+        '[profiles.unattended.tools."sandbox_exec"]\nper_day = 1\n'
+    )
+    await bot.start()
+    bot.llm.script(
+        tool("sandbox_exec", {"command": "touch ran.txt", "background": True}),
+        text("Waiting for you."),
+    )
+    bot.telegram.inject_message(OWNER, "touch a file in the background")
+    await final_reply(bot, "Waiting for you.")
+    (task_id,) = started(bot.llm, 1)
+    request = await approval_message(bot)
+    assert bot.core is not None and bot.core.tasks is not None
+    assert await bot.core.tasks.cancel(task_id) == f"Cancelled task {task_id}."
+
+    invocation = (await task(bot, task_id)).invocation
+    assert invocation is None  # it never reached the run step
+    ((approval, decided_by),) = rows(
+        bot.home / "state.db", "SELECT approval_status, decided_by FROM invocations"
+    )
+    assert (approval, decided_by) == ("rejected", "cancelled")
+    bot.telegram.press_button(OWNER, request["message_id"], buttons(request)["Approve"])
+    await bot.telegram.wait_for("answerCallbackQuery")
+    assert bot.telegram.callback_answers[-1]["text"] == "Already decided: rejected."
+    env = environment(bot.home, bot_environment(bot.home, bot.telegram, bot.llm))
+    code, out, _ = await augure("limits", "--json", env=env)
+    assert code == 0 and json.loads(out)[0]["used_today"] == 0, out
+    assert not (bot.home / "workspaces" / str(OWNER) / "ran.txt").exists()
