@@ -191,15 +191,12 @@ class Executor:
             result = await self.invoke(call)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                if not ran:  # cancelled before it ran (waiting for approval): not counted
-                    await self.limits.release(call.reserved)
-                # The record says so; a request still waiting for the owner is settled.
-                if call.invocation and not await self.audit.decide(
-                    call.invocation, "rejected", "cancelled"
-                ):
+                if ran:
                     await self.audit.finished(
                         call.invocation, success=False, output=CANCELLED, cost_estimate=0
                     )
+                else:  # cancelled before it ran (waiting for approval): not counted
+                    await self.limits.release(call.reserved)
             raise
         for finish in self.finishing:
             result = await finish(call, result)
