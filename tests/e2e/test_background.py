@@ -15,7 +15,8 @@ import pytest
 
 from augure.channels.telegram.tasks import NOT_OWNER
 from augure.store.tasks import TaskRow
-from augure.tools.base import Tool
+from augure.tools.base import RunContext, Tool
+from augure.tools.base import tool as tool_of
 from augure.tools.sandbox_exec import opencode, sandbox_exec
 from augure.tools.web_search import web_search
 from tests.e2e import tools as test_tools
@@ -42,9 +43,26 @@ STARTED = re.compile(r"Started in the background as task ([a-z2-9]{6})\.")
 HELPER = OWNER + 2  # a second allowed user: not the owner
 
 
+class Crawl:
+    """Lets a test decide when the crawl ends."""
+
+    done: asyncio.Event | None = None
+
+
+@tool_of("crawl", mode="stateful", background=True)
+async def crawl(ctx: RunContext, pages: int) -> str:
+    """Crawl some pages, saying how far it got (a long stateful job)."""
+    for page in range(1, pages + 1):
+        ctx.progress(f"page {page} of {pages}")
+    Crawl.done = Crawl.done or asyncio.Event()
+    await Crawl.done.wait()
+    return f"crawled {pages} pages"
+
+
 @pytest.fixture
 def extra_tools() -> list[Tool]:
-    return [*test_tools.TEST_TOOLS, sandbox_exec, opencode, web_search]
+    Crawl.done = None
+    return [*test_tools.TEST_TOOLS, sandbox_exec, opencode, web_search, crawl]
 
 
 @pytest.fixture
@@ -204,6 +222,34 @@ async def test_task_status_lists_running_work_and_shows_one_in_full(bot: Bot) ->
     await final_reply(bot, "Still crawling.")
     shown = tool_results(bot.llm, 5)[-1]
     assert shown.startswith(f"Task {task_id}: slow_job, running, ")
+
+
+async def test_a_stateful_tools_progress_reaches_the_task_and_task_status(bot: Bot) -> None:
+    bot.llm.script(
+        tool("crawl", {"pages": 3, "background": True}),
+        text("Crawling."),
+        tool("task_status", {}),
+        text("On page 3."),
+        text("Crawled all three."),
+    )
+    bot.telegram.inject_message(OWNER, "crawl three pages in the background")
+    await final_reply(bot, "Crawling.")
+    (task_id,) = started(bot.llm, 1)
+    for _ in range(200):
+        if (await task(bot, task_id)).progress == "page 3 of 3":
+            break
+        await asyncio.sleep(0.05)
+    bot.telegram.inject_message(OWNER, "how far?")
+    await final_reply(bot, "On page 3.")
+    listing = tool_results(bot.llm, 3)[-1]
+    assert listing.startswith(f"{task_id} crawl — running, ") and listing.endswith(": page 3 of 3")
+
+    assert Crawl.done is not None
+    Crawl.done.set()
+    await final_reply(bot, "Crawled all three.")
+    assert asked(bot.llm, 4).endswith("finished. Its result:]\ncrawled 3 pages")
+    row = await task(bot, task_id)
+    assert (row.status, row.progress, row.result) == ("done", "page 3 of 3", "crawled 3 pages")
 
 
 @pytest.mark.system_package("bubblewrap")
