@@ -56,6 +56,8 @@ class TaskManager:
         chat = call.ctx.chat_id
         assert chat is not None, "the executor releases only calls of a chat"
         task_id = await self.tasks.create(chat, call.name, call.shown)
+        if self._closing:
+            return task_id  # stays `running`: the next start reports it interrupted
         entry = _Running(task_id, chat, call.name)
         call.ctx = dataclasses.replace(
             call.ctx, origin="background", report=functools.partial(self._report, entry)
@@ -71,14 +73,16 @@ class TaskManager:
     async def cancel(self, task_id: str) -> str:
         """Stop a running task (its process tree goes with it); one line for the owner."""
         entry = self._running.get(task_id)
-        if entry is None or entry.work is None or entry.runner is None:
+        work, runner = (entry.work, entry.runner) if entry else (None, None)
+        if work is None or runner is None:
             row = await self.tasks.get(task_id)
             if row is None:
                 return f"There is no task {task_id}."
-            return f"Task {task_id} is not running ({row.status})."
-        if not entry.work.cancel():
+            if row.status != "running":
+                return f"Task {task_id} is not running ({row.status})."
+        if work is None or runner is None or not work.cancel():
             return f"Task {task_id} has just finished; it was not cancelled."
-        await asyncio.wait({entry.runner}, timeout=CANCEL_WAIT_SECONDS)
+        await asyncio.wait({runner}, timeout=CANCEL_WAIT_SECONDS)
         row = await self.tasks.get(task_id)
         if row is not None and row.status != "cancelled":
             return f"Task {task_id} finished before it could be cancelled ({row.status})."

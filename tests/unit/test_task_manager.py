@@ -195,3 +195,18 @@ async def test_a_report_that_fails_is_left_for_the_next_start(harness: Harness) 
     assert await harness.ended(task_id) == "done"
     (unreported,) = await harness.tasks.unreported()
     assert unreported.id == task_id and not unreported.notified
+
+
+async def test_work_released_during_shutdown_is_not_started(harness: Harness) -> None:
+    await harness.manager.close()
+    ran: list[str] = []
+
+    async def work(started: Started) -> ToolResult:
+        ran.append("ran")
+        return ToolResult.ok("done")
+
+    task_id = await harness.manager.submit(harness.call(), work)
+    await settle()
+    row = await harness.tasks.get(task_id)
+    assert row is not None and row.status == "running" and ran == []
+    assert harness.manager.running() == []
