@@ -53,12 +53,13 @@ def task_tools(manager: TaskManager) -> list[Tool]:
     return [task_status, task_cancel]
 
 
-def line(row: TaskRow, now: float | None = None) -> str:
-    """One task in a listing: id, tool, status, elapsed, and what it has produced so far."""
-    text = f"{row.id} {row.tool} — {row.status}, {elapsed(row.elapsed(now))}"
+def line(row: TaskRow, *, limit: int = EXCERPT, marked: bool = True) -> str:
+    """One task in a listing: id, tool, status, elapsed, and what it has produced so far.
+    `marked`: an untrusted result's excerpt keeps its marker (for the model, not the owner)."""
+    text = f"{row.id} {row.tool} — {row.status}, {elapsed(row.elapsed())}"
     if row.status == "running":
-        return f"{text}: {row.progress}" if row.progress else text
-    return f"{text}: {excerpt(row.result)}" if row.result else text
+        return f"{text}: {excerpt(row.progress, limit, False)}" if row.progress else text
+    return f"{text}: {excerpt(row.result, limit, marked)}" if row.result else text
 
 
 def detail(row: TaskRow) -> str:
@@ -75,7 +76,7 @@ def elapsed(seconds: float) -> str:
     return f"{minutes}m {rest:02d}s" if minutes else f"{rest}s"
 
 
-def excerpt(result: str | None, limit: int = EXCERPT) -> str:
+def excerpt(result: str | None, limit: int = EXCERPT, marked: bool = True) -> str:
     """The start of a result on one line; an untrusted one stays inside its marker."""
     if not result:
         return ""
@@ -83,4 +84,4 @@ def excerpt(result: str | None, limit: int = EXCERPT) -> str:
     inner = wrapped.group(2) if wrapped else result
     short = " ".join(inner.split())
     short = short if len(short) <= limit else short[: limit - 1] + "…"
-    return wrap_untrusted(short, wrapped.group(1)) if wrapped else short
+    return wrap_untrusted(short, wrapped.group(1)) if wrapped and marked else short

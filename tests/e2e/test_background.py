@@ -468,3 +468,22 @@ async def test_cancel_while_awaiting_approval_settles_the_request_and_gives_the_
     code, out, _ = await augure("limits", "--json", env=env)
     assert code == 0 and json.loads(out)[0]["used_today"] == 0, out
     assert not (bot.home / "workspaces" / str(OWNER) / "ran.txt").exists()
+
+
+async def test_tasks_command_fits_one_message_however_long_the_results(bot: Bot) -> None:
+    assert bot.core is not None and bot.core.tasks is not None
+    store = bot.core.tasks.tasks
+    long_result = (
+        '<untrusted_content source="web_search">\n' + "ä<b>&" * 2000 + ("\n</untrusted_content>")
+    )
+    for n in range(30):
+        task_id = await store.create(str(OWNER), f"mcp__server_{n}__search_everything", {})
+        if n % 3:
+            await store.finish(task_id, "done", long_result)
+        else:
+            await store.progress(task_id, "x" * 3000)
+    bot.telegram.inject_message(OWNER, "/tasks")
+    listing = await approval_message(bot)
+    assert listing["text"].startswith("Background tasks")
+    assert "ä<b>&" in listing["text"]  # outside content shown as text, not as formatting
+    assert len(buttons(listing)) == 10  # one per running task

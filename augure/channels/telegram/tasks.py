@@ -14,7 +14,9 @@ from augure.background.tools import line
 from augure.channels.telegram.delivery import Delivery
 
 PREFIX = "tc:"  # callback data of the Cancel buttons
-LISTED = 20
+# Within one message (4,096 characters) whatever the results hold: 15 short lines.
+LISTED = 15
+EXCERPT = 60
 NOT_OWNER = "Only the owner can cancel background tasks."
 
 
@@ -22,7 +24,8 @@ async def tasks_command(core: Core, delivery: Delivery, chat_id: int) -> None:
     assert core.tasks is not None, "the core always builds the task manager"
     rows = await core.tasks.tasks.list(limit=LISTED)
     lines = ["<b>Background tasks</b>"]
-    lines += [f"• {html.escape(line(row))}" for row in rows] or ["none"]
+    shown = (line(row, limit=EXCERPT, marked=False) for row in rows)
+    lines += [f"• {html.escape(text)}" for text in shown] or ["none"]
     keyboard = [
         [InlineKeyboardButton(f"Cancel {row.id} ({row.tool})", callback_data=PREFIX + row.id)]
         for row in rows
