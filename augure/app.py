@@ -11,6 +11,8 @@ from augure.agent.loop import Agent
 from augure.agent.task import task_tool
 from augure.agent.turn import ChatModel
 from augure.approval.gate import ApprovalGate, Approver
+from augure.background import TaskManager
+from augure.background.tools import task_tools
 from augure.codemode.tool import execute_code
 from augure.config import Config
 from augure.heartbeat import Heartbeat
@@ -27,6 +29,7 @@ from augure.skills.service import SkillService
 from augure.skills.tools import skill_tools
 from augure.store.audit import Audit
 from augure.store.db import Store
+from augure.store.tasks import Tasks
 from augure.tools import browser as browser_module
 from augure.tools.base import RunContext, Tool
 from augure.tools.batch import batch
@@ -99,6 +102,7 @@ class Core:
     heartbeat: Heartbeat  # started with the scheduler, by `augure run`
     started_at: float = field(default_factory=time.time)
     mcp: McpManager | None = None
+    tasks: TaskManager | None = None
 
     @classmethod
     async def open(
@@ -124,7 +128,18 @@ class Core:
         registry = build_registry(config, extra_tools)
         audit = Audit(store)
         gate = ApprovalGate(audit, config.approval.timeout_seconds, approvers)
-        executor = Executor(registry, audit, gate, config, redact, progress=progress)
+
+        # A background task's result comes back as a turn of its own in its chat (SPEC §8),
+        # delivered like a job's output.
+        async def announce(chat_id: str, content: str) -> None:
+            reply = await agent.handle(chat_id, content, origin="background")
+            if notifier is not None:
+                await notifier.send(chat_id, reply.text)
+
+        tasks = TaskManager(Tasks(store.db), announce)
+        executor = Executor(
+            registry, audit, gate, config, redact, progress=progress, background=tasks.submit
+        )
 
         # The jobs' runners reach the agent and the skills built below, when a job runs.
         async def run_job(conversation: str, prompt: str) -> str:
@@ -180,6 +195,9 @@ class Core:
         for skill_tool in skill_tools(skills):
             if enabled(skill_tool.name, config) and registry.get(skill_tool.name) is None:
                 registry.register(skill_tool)
+        for background_tool in task_tools(tasks):
+            if enabled(background_tool.name, config):
+                registry.register(background_tool)
         await skills.install_bundled()
         skills.watch()
         heartbeat = _heartbeat(config, agent, notifier)
@@ -202,9 +220,12 @@ class Core:
             skills,
             heartbeat,
             mcp=mcp,
+            tasks=tasks,
         )
 
     async def close(self) -> None:
+        if self.tasks is not None:
+            await self.tasks.close()
         if self.mcp is not None:
             await self.mcp.close()
         await self.heartbeat.stop()

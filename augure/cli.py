@@ -22,6 +22,7 @@ from augure import (
     cli_limits,
     cli_mcp,
     cli_skills,
+    cli_tasks,
     logs,
 )
 from augure.config import Config, ConfigError, load_config, load_env_file
@@ -88,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
     cli_jobs.add_parser(commands)
     cli_limits.add_parser(commands)
+    cli_tasks.add_parser(commands)
     cli_skills.add_parser(commands)
     cli_mcp.add_parser(commands)
     backup.add_parsers(commands)
@@ -255,6 +257,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "rules": cli_audit.rules,
     "jobs": cli_jobs.jobs,
     "limits": cli_limits.limits,
+    "tasks": cli_tasks.tasks,
     "skills": cli_skills.skills,
     "mcp": cli_mcp.mcp,
 }

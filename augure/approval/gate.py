@@ -144,6 +144,16 @@ class ApprovalGate:
             log.warning("could not ask for approval of %s: %s", request.tool, exc)
             verdict = Verdict(Decision.REJECTED, "system", "the owner could not be asked")
             await self.audit.decide(request.id, verdict.decision, verdict.by, verdict.reason)
+        except asyncio.CancelledError:
+            # The call itself was cancelled (a background task): settle the request and take
+            # its buttons away, so a late press finds it decided.
+            verdict = Verdict(Decision.REJECTED, "cancelled", "cancelled")
+            with contextlib.suppress(Exception):
+                await self.audit.decide(request.id, verdict.decision, verdict.by, verdict.reason)
+                await asyncio.gather(
+                    *(self._conclude(a, ref, request.tool, verdict) for a, ref in shown.items())
+                )
+            raise
         finally:
             self._pending.pop(request.id, None)
         await asyncio.gather(

@@ -169,4 +169,23 @@ MIGRATIONS: list[str] = [
     ALTER TABLE invocations ADD COLUMN parent TEXT;
     CREATE INDEX invocations_by_parent ON invocations(parent) WHERE parent IS NOT NULL;
     """,
+    # Background work (SPEC §8): one row per released call, kept across restarts so work cut
+    # off by one is reported, never lost in silence.
+    """
+    CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('running', 'done', 'failed', 'cancelled', 'interrupted')),
+        progress TEXT,
+        result TEXT,
+        invocation TEXT,
+        notified INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL,
+        finished_at REAL
+    );
+    CREATE INDEX tasks_by_status ON tasks(status);
+    """,
 ]

@@ -165,7 +165,12 @@ class Tool:
 
     @property
     def parameters(self) -> dict[str, Any]:
-        return compact_schema(self.params.model_json_schema())
+        schema = compact_schema(self.params.model_json_schema())
+        if self.background:
+            # Not part of the tool's own arguments: the executor takes it off before they
+            # are validated (SPEC §8). No description, to keep every prompt small.
+            schema["properties"] = {**schema["properties"], "background": {"type": "boolean"}}
+        return schema
 
     def config_check(self, config: Config) -> str | None:
         """None when usable; otherwise what the owner must set."""

@@ -1,6 +1,6 @@
 """The one door to every tool call: a pipeline of named steps over one `Call`.
 
-    parse ▶ validate ▶ scope ▶ limits ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
+    parse ▶ release ▶ validate ▶ scope ▶ limits ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
 
 The gates (parse … approval) may end a call with a result of their own; `run` invokes the
 tool; the finishing steps (redact … guard) turn its result into what the caller gets. Chat
@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest
@@ -35,6 +36,7 @@ from augure.tools.result import Cut, ErrorKind, Status, ToolResult
 
 log = logging.getLogger(__name__)
 
+CANCELLED = "Cancelled before it finished."
 CHANGED = (
     "Tool call refused: what would run changed between the approval request and the press; "
     "nothing was run. Ask again to see what would run now."
@@ -69,6 +71,13 @@ class Call:
 
 Gate = Callable[[Call], Awaitable[ToolResult | None]]
 Finish = Callable[[Call, ToolResult], Awaitable[ToolResult]]
+# A released call's remaining pipeline; it calls `started(invocation)` just before the tool
+# runs, so the background task knows which audit record is its own.
+Started = Callable[[str], Awaitable[None]]
+Work = Callable[[Started], Coroutine[Any, Any, ToolResult]]
+# Takes a released call and its work; returns the background task's id (SPEC §8).
+Submit = Callable[[Call, Work], Awaitable[str]]
+STARTED = "Started in the background as task {id}."
 
 
 class Executor:
@@ -81,6 +90,7 @@ class Executor:
         redactor: Redactor,
         limits: Limits | None = None,
         progress: Progress | None = None,
+        background: Submit | None = None,
     ) -> None:
         self.registry = registry
         self.audit = audit
@@ -91,8 +101,10 @@ class Executor:
         self.limits = limits or Limits(config.profiles, audit.store, config.zone)
         # Calls that are not concurrency-safe (writes, mostly) run one at a time, app-wide.
         self._unsafe = asyncio.Lock()
+        self.background = background
         self.gates: tuple[Gate, ...] = (
             self.parse,
+            self.release,
             self.validate,
             self.scope,
             self.limits_step,
@@ -145,6 +157,54 @@ class Executor:
             )
         call.args = parsed
         return None
+
+    async def release(self, call: Call) -> ToolResult | None:
+        """`background: true` (SPEC §8): the rest of the pipeline — limits, policy, approval,
+        audit — runs as a background task and the turn moves on at once."""
+        if "background" not in call.args:
+            return None
+        args = dict(call.args)
+        wanted = args.pop("background")
+        if not call.the_tool.background or not isinstance(wanted, bool):
+            return ToolResult.error(
+                f"invalid arguments for {call.name}: background: "
+                + ("must be true or false" if call.the_tool.background else "not supported"),
+                ErrorKind.INVALID_CALL,
+            )
+        call.args = args
+        if not wanted or self.background is None or call.ctx.chat_id is None:
+            return None  # nowhere to report back to (the CLI): it runs in the foreground
+        invalid = await self.validate(call)
+        if invalid is not None:
+            return invalid  # said now, not in a later turn
+        call.shown = self.redactor.value(call.args)  # what the task's row may show
+        rest = self.gates[self.gates.index(self.validate) + 1 :]
+        task_id = await self.background(call, functools.partial(self._released, call, rest))
+        return ToolResult.ok(STARTED.format(id=task_id))
+
+    async def _released(self, call: Call, gates: Sequence[Gate], started: Started) -> ToolResult:
+        ran = False
+        try:
+            for gate in gates:
+                stopped = await gate(call)
+                if stopped is not None:
+                    await self.limits.release(call.reserved)
+                    return stopped
+            await started(call.invocation)
+            ran = True
+            result = await self.invoke(call)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                if ran:
+                    await self.audit.finished(
+                        call.invocation, success=False, output=CANCELLED, cost_estimate=0
+                    )
+                else:  # cancelled before it ran (waiting for approval): not counted
+                    await self.limits.release(call.reserved)
+            raise
+        for finish in self.finishing:
+            result = await finish(call, result)
+        return result
 
     async def validate(self, call: Call) -> ToolResult | None:
         params = call.the_tool.validate(call.args)

@@ -439,6 +439,7 @@ def _only_what_the_method_says(p: Any) -> Any:
     rule=rule,
     aliases=aliases,
     untrusted=True,
+    background=True,
     check=check_config,
     timeout=330.0,  # the call keeps its own deadline, [tools.http] timeout_seconds (<= 300)
 )

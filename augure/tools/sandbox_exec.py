@@ -101,6 +101,7 @@ def _inbox(home: Path, workspace: Path) -> Path | None:
     rule=_exec_rule,
     timeout=TOOL_TIMEOUT,
     mode="stateful",  # its latest output line is its progress
+    background=True,
     hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace; the "
     "owner's documents read-only in inbox/); "
     "no network unless the owner enabled it",
@@ -153,6 +154,7 @@ def _opencode_args(config: Config) -> list[str]:
     rule=lambda p: None,
     timeout=TOOL_TIMEOUT,
     mode="stateful",
+    background=True,
 )
 async def opencode(
     ctx: RunContext,

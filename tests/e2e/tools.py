@@ -114,7 +114,7 @@ async def publish(ctx: RunContext, name: str) -> str:
     return f"Published {name}."
 
 
-@tool("slow_job", egress=Egress.NONE)
+@tool("slow_job", egress=Egress.NONE, background=True)
 async def slow_job(ctx: RunContext, name: str) -> str:
     """A long local job: says it started, then works for a minute (a crash comes first)."""
     (ctx.home / f"started-{name}").touch()

@@ -46,6 +46,8 @@ from augure.channels.telegram.personas import on_persona_button, persona_command
 from augure.channels.telegram.polling import PollingBot
 from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.streaming import StreamingReply
+from augure.channels.telegram.tasks import PREFIX as TASK
+from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.home import HomeError, HomeLock
@@ -68,6 +70,7 @@ COMMANDS = {
     "usage": "Tokens and cost: last turn, today, total",
     "memory": "Memory files and sizes",
     "jobs": "Scheduled jobs",
+    "tasks": "Background tasks, with Cancel buttons",
     "pause": "Pause scheduled jobs",
     "resume": "Resume scheduled jobs",
     "skills": "Skills: state, trigger, last run",
@@ -80,6 +83,7 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /status — model, uptime and state
 /approvals — pending approvals and always-allow rules (with Revoke buttons)
 /jobs — scheduled jobs; /pause and /resume stop and restart them
+/tasks — background work, with a Cancel button each
 /skills — skills with their state, trigger and last run
 /usage — tokens and estimated cost; /memory — memory files
 /persona — choose this chat's persona (/persona NAME switches)
@@ -165,6 +169,8 @@ class TelegramBot:
         app.add_handler(CommandHandler("usage", self._usage))
         app.add_handler(CommandHandler("memory", self._memory))
         app.add_handler(CommandHandler("persona", self._persona))
+        app.add_handler(CommandHandler("tasks", self._tasks))
+        app.add_handler(CallbackQueryHandler(self._task_button, pattern=f"^{TASK}"))
         app.add_handler(CallbackQueryHandler(self._persona_button, pattern=f"^{PERSONA}"))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         ordered = self._in_order
@@ -198,7 +204,11 @@ class TelegramBot:
         self._spawn(self.core.llm.warm_up())
 
     async def stop(self) -> None:
-        # First reject what waits for a button: a turn blocked on approval would hold up
+        # Background work first: rejecting its approvals below would end it as if the owner
+        # had said no. Its rows stay `running`, for the next start's interrupted notice.
+        if self.core.tasks is not None:
+            await self.core.tasks.close()
+        # Then reject what waits for a button: a turn blocked on approval would hold up
         # python-telegram-bot's stop, which waits for running handlers.
         await self.core.gate.close()
         for task in self._background:
@@ -315,6 +325,13 @@ class TelegramBot:
 
     async def _persona_button(self, update: Update, context: Context) -> None:
         await on_persona_button(self.core, update, context)
+
+    async def _tasks(self, update: Update, context: Context) -> None:
+        assert update.effective_chat is not None
+        await tasks_command(self.core, self.delivery, update.effective_chat.id)
+
+    async def _task_button(self, update: Update, context: Context) -> None:
+        await on_cancel_button(self.core, update, context)
 
     async def _jobs(self, update: Update, context: Context) -> None:
         scheduler = self.core.scheduler

@@ -171,6 +171,7 @@ def _target(params: Any) -> str:
     check=check,
     target=_target,
     untrusted=True,
+    background=True,
     deferred=True,
     safe=False,  # one page, one action at a time
     timeout=90.0,

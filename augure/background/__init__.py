@@ -1,0 +1,5 @@
+"""Background work (SPEC §8): calls released from their turn, their tools, their report."""
+
+from augure.background.manager import TaskManager
+
+__all__ = ["TaskManager"]

@@ -1,0 +1,166 @@
+"""The task manager: runs released calls as asyncio tasks, keeps their rows current, cancels
+them, and brings each result back to its chat as a new turn.
+
+The executor hands over a call and the rest of its pipeline (`submit`); nothing here imports
+the agent: the turn that reports a result is a callable given at construction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from augure.store.tasks import Status, Tasks
+from augure.tools.executor import Call, Work
+from augure.tools.result import ToolResult, render
+
+log = logging.getLogger(__name__)
+
+# Runs a turn in `chat_id` (origin `background`) with this content and delivers its reply.
+Announce = Callable[[str, str], Awaitable[None]]
+CANCELLED = "Cancelled by the owner."
+PROGRESS_SECONDS = 1.0  # at most one progress write per task per second
+CANCEL_WAIT_SECONDS = 10.0  # a sandbox's kill waits up to 5 s for its pipes
+
+
+@dataclass(eq=False)
+class _Running:
+    id: str
+    chat_id: str
+    tool: str
+    work: asyncio.Task[ToolResult] | None = None
+    runner: asyncio.Task[None] | None = None
+    line: str | None = None
+    written: float = 0.0  # monotonic time of the last progress write
+    flush: asyncio.Task[None] | None = None
+
+
+class TaskManager:
+    def __init__(
+        self, tasks: Tasks, announce: Announce, progress_seconds: float = PROGRESS_SECONDS
+    ) -> None:
+        self.tasks = tasks
+        self.announce = announce
+        self.progress_seconds = progress_seconds
+        self._running: dict[str, _Running] = {}
+        self._closing = False
+
+    async def submit(self, call: Call, work: Work) -> str:
+        """Record the task and start its work; returns the id at once."""
+        chat = call.ctx.chat_id
+        assert chat is not None, "the executor releases only calls of a chat"
+        task_id = await self.tasks.create(chat, call.name, call.shown)
+        if self._closing:
+            return task_id  # stays `running`: the next start reports it interrupted
+        entry = _Running(task_id, chat, call.name)
+        call.ctx = dataclasses.replace(
+            call.ctx, origin="background", report=functools.partial(self._report, entry)
+        )
+        entry.work = asyncio.create_task(work(functools.partial(self.tasks.attach, task_id)))
+        entry.runner = asyncio.create_task(self._run(entry, entry.work))
+        self._running[task_id] = entry
+        return task_id
+
+    def running(self) -> list[str]:
+        return list(self._running)
+
+    async def cancel(self, task_id: str) -> str:
+        """Stop a running task (its process tree goes with it); one line for the owner."""
+        entry = self._running.get(task_id)
+        work, runner = (entry.work, entry.runner) if entry else (None, None)
+        if work is None or runner is None:
+            row = await self.tasks.get(task_id)
+            if row is None:
+                return f"There is no task {task_id}."
+            if row.status != "running":
+                return f"Task {task_id} is not running ({row.status})."
+        if work is None or runner is None or not work.cancel():
+            return f"Task {task_id} has just finished; it was not cancelled."
+        await asyncio.wait({runner}, timeout=CANCEL_WAIT_SECONDS)
+        row = await self.tasks.get(task_id)
+        if row is not None and row.status != "cancelled":
+            return f"Task {task_id} finished before it could be cancelled ({row.status})."
+        return f"Cancelled task {task_id}."
+
+    async def close(self) -> None:
+        """At shutdown: stop everything. Rows stay `running`, so the next start tells the
+        owner the work was interrupted."""
+        self._closing = True
+        entries = list(self._running.values())
+        for entry in entries:
+            for task in (entry.runner, entry.flush, entry.work):
+                if task is not None:
+                    task.cancel()
+        pending = [t for e in entries for t in (e.runner, e.work, e.flush) if t is not None]
+        if pending:
+            await asyncio.wait(pending, timeout=CANCEL_WAIT_SECONDS)
+
+    # -- the task's life -------------------------------------------------------------------
+
+    async def _run(self, entry: _Running, work: asyncio.Task[ToolResult]) -> None:
+        # Waiting with `wait` never cancels the work: a cancelled runner means shutdown.
+        await asyncio.wait({work})
+        if self._closing:
+            return
+        self._running.pop(entry.id, None)
+        if entry.flush is not None:
+            entry.flush.cancel()
+        status, text = _outcome(entry, work)
+        if not await self.tasks.finish(entry.id, status, text, entry.line):
+            return  # ended otherwise meanwhile
+        if status != "cancelled":
+            await self._report_back(entry, status, text)
+
+    async def _report_back(self, entry: _Running, status: Status, text: str) -> None:
+        ended = "finished" if status == "done" else "failed"
+        content = f"[Background task {entry.id} ({entry.tool}) {ended}. Its result:]\n{text}"
+        try:
+            await self.announce(entry.chat_id, content)
+        except Exception:
+            # Left unreported: the next start tells the owner where the result is.
+            log.exception("could not report background task %s", entry.id)
+            return
+        with contextlib.suppress(Exception):
+            await self.tasks.claim_notice(entry.id)
+
+    # -- progress --------------------------------------------------------------------------
+
+    def _report(self, entry: _Running, line: str) -> None:
+        entry.line = line
+        if entry.flush is None or entry.flush.done():
+            entry.flush = asyncio.create_task(self._flush(entry))
+
+    async def _flush(self, entry: _Running) -> None:
+        """Write the latest line, at most once per `progress_seconds`; lines that arrive
+        meanwhile replace each other and only the newest is written."""
+        while True:
+            wait = entry.written + self.progress_seconds - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            line = entry.line
+            entry.written = time.monotonic()
+            if line is not None:
+                try:
+                    await self.tasks.progress(entry.id, line)
+                except Exception as exc:  # progress is a convenience; the result is not lost
+                    log.warning("could not record progress of task %s: %s", entry.id, exc)
+            if entry.line == line:
+                return
+
+
+def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> tuple[Status, str]:
+    if work.cancelled():
+        return "cancelled", CANCELLED
+    failure = work.exception()
+    if failure is not None:
+        # Only the kind: an unexpected error's text may quote what it was handling.
+        log.error("background task %s failed", entry.id, exc_info=failure)
+        return "failed", f"Error: {entry.tool} failed: {type(failure).__name__}"
+    result = work.result()
+    return ("done" if result.success else "failed"), render(result)

@@ -1,0 +1,87 @@
+"""`task_status` and `task_cancel` (SPEC §8), built around one TaskManager."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import Field
+
+from augure.background.manager import TaskManager
+from augure.store.tasks import TaskRow
+from augure.tools.base import RunContext, Tool, ToolResult, tool
+from augure.tools.result import UNTRUSTED_CLOSE, wrap_untrusted
+
+EXCERPT = 200  # characters of a result in the listing; `task_status(id)` shows all of it
+LISTED = 15
+_WRAPPED = re.compile(
+    r'<untrusted_content source="([^"]*)">\n(.*)\n' + re.escape(UNTRUSTED_CLOSE), re.DOTALL
+)
+
+TaskId = Annotated[str, Field(min_length=1, description="the task id")]
+
+
+def task_tools(manager: TaskManager) -> list[Tool]:
+    # The listing can quote outside content (an untrusted result): what is derived from it
+    # (a history summary) stays marked.
+    @tool("task_status", deferred=True, relays=True)
+    async def task_status(ctx: RunContext, id: TaskId | None = None) -> ToolResult:
+        """Background tasks: one in full, or the running and recent ones."""
+        if id is not None:
+            row = await manager.tasks.get(id.strip())
+            if row is None or (ctx.chat_id is not None and row.chat_id != ctx.chat_id):
+                return ToolResult.error(f"there is no task {id}")
+            return ToolResult.ok(detail(row))
+        rows = [
+            row
+            for row in await manager.tasks.list(limit=LISTED * 4)
+            if ctx.chat_id is None or row.chat_id == ctx.chat_id
+        ][:LISTED]
+        if not rows:
+            return ToolResult.ok("No background tasks.")
+        return ToolResult.ok("\n".join(line(row) for row in rows))
+
+    @tool("task_cancel", deferred=True, safe=False)
+    async def task_cancel(ctx: RunContext, id: TaskId) -> ToolResult:
+        """Stop a running background task."""
+        row = await manager.tasks.get(id.strip())
+        if row is None or (ctx.chat_id is not None and row.chat_id != ctx.chat_id):
+            return ToolResult.error(f"there is no task {id}")
+        said = await manager.cancel(row.id)
+        return ToolResult.ok(said) if said.startswith("Cancelled") else ToolResult.error(said)
+
+    return [task_status, task_cancel]
+
+
+def line(row: TaskRow, *, limit: int = EXCERPT, marked: bool = True) -> str:
+    """One task in a listing: id, tool, status, elapsed, and what it has produced so far.
+    `marked`: an untrusted result's excerpt keeps its marker (for the model, not the owner)."""
+    text = f"{row.id} {row.tool} — {row.status}, {elapsed(row.elapsed())}"
+    if row.status == "running":
+        return f"{text}: {excerpt(row.progress, limit, False)}" if row.progress else text
+    return f"{text}: {excerpt(row.result, limit, marked)}" if row.result else text
+
+
+def detail(row: TaskRow) -> str:
+    parts = [f"Task {row.id}: {row.tool}, {row.status}, {elapsed(row.elapsed())}"]
+    if row.progress:
+        parts.append(f"Latest progress: {row.progress}")
+    if row.result:
+        parts.append(f"Result:\n{row.result}")
+    return "\n".join(parts)
+
+
+def elapsed(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m {rest:02d}s" if minutes else f"{rest}s"
+
+
+def excerpt(result: str | None, limit: int = EXCERPT, marked: bool = True) -> str:
+    """The start of a result on one line; an untrusted one stays inside its marker."""
+    if not result:
+        return ""
+    wrapped = _WRAPPED.fullmatch(result)
+    inner = wrapped.group(2) if wrapped else result
+    short = " ".join(inner.split())
+    short = short if len(short) <= limit else short[: limit - 1] + "…"
+    return wrap_untrusted(short, wrapped.group(1)) if wrapped and marked else short

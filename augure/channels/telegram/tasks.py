@@ -1,0 +1,54 @@
+"""/tasks: background tasks with a Cancel button each for the running ones (SPEC §8)."""
+
+from __future__ import annotations
+
+import html
+from functools import partial
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.constants import ParseMode
+from telegram.ext import ContextTypes
+
+from augure.app import Core
+from augure.background.tools import line
+from augure.channels.telegram.delivery import Delivery
+
+PREFIX = "tc:"  # callback data of the Cancel buttons
+# Within one message (4,096 characters) whatever the results hold: 15 short lines.
+LISTED = 15
+EXCERPT = 60
+NOT_OWNER = "Only the owner can cancel background tasks."
+
+
+async def tasks_command(core: Core, delivery: Delivery, chat_id: int) -> None:
+    assert core.tasks is not None, "the core always builds the task manager"
+    rows = await core.tasks.tasks.list(limit=LISTED)
+    lines = ["<b>Background tasks</b>"]
+    shown = (line(row, limit=EXCERPT, marked=False) for row in rows)
+    lines += [f"• {html.escape(text)}" for text in shown] or ["none"]
+    keyboard = [
+        [InlineKeyboardButton(f"Cancel {row.id} ({row.tool})", callback_data=PREFIX + row.id)]
+        for row in rows
+        if row.status == "running"
+    ]
+    await delivery.call(
+        chat_id,
+        partial(
+            delivery.bot.send_message,
+            chat_id,
+            "\n".join(lines),
+            parse_mode=ParseMode.HTML,
+            reply_markup=InlineKeyboardMarkup(keyboard) if keyboard else None,
+        ),
+    )
+
+
+async def on_cancel_button(core: Core, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query = update.callback_query
+    assert query is not None and query.data is not None and query.from_user is not None
+    if str(query.from_user.id) != core.config.owner_chat:
+        await query.answer(NOT_OWNER, show_alert=True)
+        return
+    assert core.tasks is not None
+    said = await core.tasks.cancel(query.data.removeprefix(PREFIX))
+    await query.answer(said)
