@@ -284,5 +284,9 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     cleaned: dict[str, Any] = clean(schema)
+    # Sent with every request for every tool, and no provider renders it for the model:
+    # an unexpected parameter is refused by validation all the same.
+    if cleaned.get("additionalProperties") is False:
+        cleaned.pop("additionalProperties")
     cleaned.setdefault("properties", {})
     return cleaned

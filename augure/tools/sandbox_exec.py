@@ -99,9 +99,6 @@ def _inbox(home: Path, workspace: Path) -> Path | None:
     target=lambda p: f"sandbox_exec:argv={_command(p)}",
     rule=_exec_rule,
     timeout=TOOL_TIMEOUT,
-    hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace; the "
-    "owner's documents read-only in inbox/); "
-    "no network unless the owner enabled it",
 )
 async def sandbox_exec(
     ctx: RunContext,
@@ -112,7 +109,9 @@ async def sandbox_exec(
         float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
     ] = None,
 ) -> ToolResult:
-    """Run a shell command in an isolated sandbox with the chat's persistent workspace."""
+    """Run a shell command in the chat's isolated Linux sandbox. Its /workspace persists per
+    chat, the owner's documents are read-only in inbox/, and there is no network unless the
+    owner enabled it."""
     if not command.strip():
         return ToolResult.error("command is empty")
     limit = _timeout(ctx.config, timeout)
@@ -158,7 +157,7 @@ async def opencode(
         float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
     ] = None,
 ) -> ToolResult:
-    """Hand a coding task to the configured coding agent, run in the chat's sandbox workspace."""
+    """Have the coding agent do a coding task in the chat's sandbox workspace."""
     command = _opencode_command(ctx.config)
     if not command:
         return ToolResult.error("[NOT CONFIGURED] set [tools.opencode] command")

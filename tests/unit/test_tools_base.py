@@ -39,7 +39,6 @@ def test_schema_is_generated_from_type_hints() -> None:
     assert add.description == "Add two numbers."
     assert add.parameters == {
         "type": "object",
-        "additionalProperties": False,
         "properties": {
             "a": {"type": "integer", "description": "first number"},
             "b": {"type": "integer", "default": 2},
