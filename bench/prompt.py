@@ -203,8 +203,7 @@ def main() -> None:
     print("tool schemas:")
     for schema in sorted(tools, key=lambda s: -len(count(as_sent(s)))):
         print(f"  {len(count(as_sent(schema))):>5}  {schema['function']['name']}")
-    deferred = sections(messages[0]["content"])
-    listed = [part for name, part in deferred if name == "More tools"]
+    listed = [part for name, part in sections(messages[0]["content"]) if name == "More tools"]
     if listed:
         names = [line[2:].split(":", 1)[0] for line in listed[0].splitlines()[1:]]
         print(f"deferred (one line each until load_tools): {', '.join(names)}")
@@ -213,7 +212,10 @@ def main() -> None:
     wave_total = request_tokens(encoding, wave)
     print(f"orchestration wave ({WAVE_NOTE}): batch {len(count(as_sent(BATCH)))}, ", end="")
     print(f"task {len(count(as_sent(TASK)))}, background flag ", end="")
-    print(f"{len(count(as_sent({'background': BACKGROUND})))} on each listed schema, ", end="")
+    print(
+        f"{len(count(as_sent({'background': BACKGROUND})))} on each sent schema that takes it, ",
+        end="",
+    )
     print(f"task_status/task_cancel {len(count(chr(10).join(DEFERRED_LINES)))} as deferred lines")
     figures = {
         "system prompt": (float(len(count(as_sent(messages[:1])))), "tokens"),

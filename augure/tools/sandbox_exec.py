@@ -157,7 +157,7 @@ async def opencode(
         float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
     ] = None,
 ) -> ToolResult:
-    """Have the coding agent do a coding task in the chat's sandbox workspace."""
+    """Have the coding agent do a task in the chat's sandbox workspace."""
     command = _opencode_command(ctx.config)
     if not command:
         return ToolResult.error("[NOT CONFIGURED] set [tools.opencode] command")

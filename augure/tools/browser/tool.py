@@ -196,7 +196,7 @@ async def browser(
     text: Annotated[str | None, Field(description="text to type (replaces the field)")] = None,
     key: Annotated[str | None, Field(description="key to press, e.g. Enter, Tab")] = None,
 ) -> ToolResult:
-    """A real browser, for pages that need JavaScript, forms or clicks. Chromium: open a
+    """A real browser, for pages needing JavaScript, forms or clicks. Chromium: open a
     page, read it as a snapshot with element refs, click, type, press keys, extract text,
     take screenshots."""
     try:
