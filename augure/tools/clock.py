@@ -16,7 +16,7 @@ async def datetime_tool(
     ctx: RunContext,
     timezone: Annotated[str | None, Field(description="IANA zone, e.g. Europe/Paris")] = None,
 ) -> ToolResult:
-    """The exact time, here or in another time zone."""
+    """The exact time, here or in another zone."""
     name = timezone or ctx.config.zone
     try:
         zone = ZoneInfo(name) if name else None

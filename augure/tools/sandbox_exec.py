@@ -109,7 +109,7 @@ async def sandbox_exec(
         float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
     ] = None,
 ) -> ToolResult:
-    """Run a shell command in the chat's isolated Linux sandbox. Its /workspace persists per
+    """Run shell commands in the chat's isolated Linux sandbox. Its /workspace persists per
     chat, the owner's documents are read-only in inbox/, and there is no network unless the
     owner enabled it."""
     if not command.strip():
@@ -157,7 +157,7 @@ async def opencode(
         float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
     ] = None,
 ) -> ToolResult:
-    """Have the coding agent do a task in the chat's sandbox workspace."""
+    """A coding agent working in the chat's sandbox workspace."""
     command = _opencode_command(ctx.config)
     if not command:
         return ToolResult.error("[NOT CONFIGURED] set [tools.opencode] command")
