@@ -17,7 +17,7 @@ from augure.tools.base import Egress, RunContext, Tool, ToolResult, tool
 if TYPE_CHECKING:
     from augure.skills.service import SkillService
 
-SkillId = Annotated[str, Field(description="the skill id (lowercase words joined by hyphens)")]
+SkillId = Annotated[str, Field(description="skill id")]
 
 
 def skill_tools(service: SkillService) -> list[Tool]:
@@ -27,8 +27,6 @@ def skill_tools(service: SkillService) -> list[Tool]:
         safe=False,
         # The coding model writes, the test runs, repairs follow: minutes, not seconds.
         timeout=900.0,
-        hint="create_skill turns a repeatable task the owner describes into a tested skill; "
-        "active skills are listed below and run with run_skill.",
     )
     async def create_skill(
         ctx: RunContext,
@@ -39,8 +37,9 @@ def skill_tools(service: SkillService) -> list[Tool]:
         ] = None,
         tags: list[str] | None = None,
     ) -> ToolResult:
-        """Write a new skill from a description (code or instructions), test it, and
-        activate it if the test passes."""
+        """Turn a repeatable task the owner describes into a tested skill. It is written
+        (code or instructions), tested, and activated if the test passes; active skills run
+        with run_skill."""
         if trigger_type == "cron" and not schedule:
             return ToolResult.error("a cron skill needs schedule (5 fields, e.g. 0 8 * * *)")
         request = Request(description, trigger_type, schedule, tuple(tags or ()))
@@ -49,9 +48,9 @@ def skill_tools(service: SkillService) -> list[Tool]:
         except SkillError as exc:
             return ToolResult.error(str(exc))
 
-    @tool("list_skills")
+    @tool("list_skills", deferred=True)  # the active ones are in the prompt already
     async def list_skills(ctx: RunContext) -> ToolResult:
-        """List the skills with their state, trigger and last run."""
+        """List all skills: state, trigger, last run."""
         lines = [
             f"{record.id} {record.version} [{record.state}] "
             f"{'cron ' + meta.schedule if meta and meta.schedule else 'manual'}; last run: {last}"
@@ -69,7 +68,7 @@ def skill_tools(service: SkillService) -> list[Tool]:
         timeout=3600.0,
     )
     async def run_skill(ctx: RunContext, id: SkillId) -> ToolResult:
-        """Run an active skill now; what it calls is approved as usual."""
+        """Run an active skill now."""
         try:
             result = await service.run(id, ctx)
         except SkillError as exc:
@@ -122,8 +121,8 @@ def skill_tools(service: SkillService) -> list[Tool]:
         ctx: RunContext,
         skill_id: Annotated[str, Field(description="the id of a skill on the skill hub")],
     ) -> ToolResult:
-        """Install (or update) a skill from the skill hub, after a hash check and a static
-        scan; it is tested before it becomes active."""
+        """Install or update a skill from the skill hub. A hash check and a static scan come
+        first; it is tested before it becomes active."""
         try:
             return ToolResult.ok(await service.install(skill_id, ctx.approved))
         except SkillError as exc:

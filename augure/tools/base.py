@@ -317,6 +317,12 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
             node = {
                 k: clean(v, k == "properties") for k, v in node.items() if names or k != "title"
             }
+            if not names:
+                # JSON Schema's defaults spelled out ("any extra key", "items of any type").
+                if node.get("additionalProperties") is True:
+                    node.pop("additionalProperties")
+                if node.get("items") == {}:
+                    node.pop("items")
             options = node.get("anyOf")
             if isinstance(options, list) and {"type": "null"} in options and not names:
                 # Optional parameters: "null" tells the model nothing that omitting them doesn't.
@@ -331,5 +337,9 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     cleaned: dict[str, Any] = clean(schema)
+    # Sent with every request for every tool, and no provider renders it for the model:
+    # an unexpected parameter is refused by validation all the same.
+    if cleaned.get("additionalProperties") is False:
+        cleaned.pop("additionalProperties")
     cleaned.setdefault("properties", {})
     return cleaned

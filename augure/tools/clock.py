@@ -11,14 +11,12 @@ from pydantic import Field
 from augure.tools.base import RunContext, ToolResult, tool
 
 
-@tool("datetime")
+@tool("datetime", deferred=True)  # the system prompt ends with the time already
 async def datetime_tool(
     ctx: RunContext,
-    timezone: Annotated[
-        str | None, Field(description="IANA zone, e.g. Europe/Paris; default the agent's")
-    ] = None,
+    timezone: Annotated[str | None, Field(description="IANA zone, e.g. Europe/Paris")] = None,
 ) -> ToolResult:
-    """Get the current date and time, optionally in another time zone."""
+    """The exact time, here or in another zone."""
     name = timezone or ctx.config.zone
     try:
         zone = ZoneInfo(name) if name else None

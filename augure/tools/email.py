@@ -170,6 +170,8 @@ def _classify(params: Any) -> Egress:
     untrusted=True,
     check=_check,
     timeout=2 * NETWORK_TIMEOUT + 10,
+    # Its schema is the largest of all: a mail conversation pays one load_tools round trip.
+    deferred=True,
 )
 async def email_tool(
     ctx: RunContext,
@@ -190,9 +192,9 @@ async def email_tool(
     bcc: Addresses = None,
     body: Annotated[str | None, Field(description="send: plain-text body")] = None,
 ) -> ToolResult:
-    """Read and send the owner's email: list a folder, read a message by uid (headers and
-    text), search by sender, subject, date or unread, or send a plain-text message (asks the
-    owner first). Reading does not mark messages as read."""
+    """Read and send the owner's email. List a folder, read a message by uid (headers and
+    text), search by sender, subject, date or unread, or send plain text (asks the owner
+    first). Reading does not mark messages as read."""
     settings = email_settings(ctx.config)
     if isinstance(settings, str):
         return ToolResult.error(f"email is not configured: {settings}")

@@ -201,24 +201,16 @@ def _send(ctx: RunContext, path: str) -> ToolResult:
 @tool(
     "files",
     untrusted=True,  # documents come from outside; their text is data, not instructions
-    hint="read the documents the owner sent (inbox/) and files made in the sandbox "
-    "(workspace/); send one back to the owner",
 )
 async def files(
     ctx: RunContext,
-    action: Annotated[
-        Literal["list", "read", "send"],
-        Field(description="list a folder, read a file (text or PDF), or send it to the owner"),
-    ],
+    action: Literal["list", "read", "send"],
     path: Annotated[
-        str | None,
-        Field(
-            description="under inbox/ (documents the owner sent) or workspace/ (this chat's "
-            "sandbox files), e.g. inbox/report.pdf; omit with list to see both"
-        ),
+        str | None, Field(description="e.g. inbox/report.pdf; omit to list both folders")
     ] = None,
 ) -> ToolResult:
-    """List, read or send the owner's documents (inbox/) and this chat's workspace files."""
+    """List, read (text, PDF) or send to the owner: documents the owner sent (inbox/) and
+    this chat's sandbox files (workspace/)."""
     try:
         if action == "list":
             return ToolResult.ok(_list(ctx, path))

@@ -446,23 +446,15 @@ def _only_what_the_method_says(p: Any) -> Any:
 async def http_tool(
     ctx: RunContext,
     method: Annotated[Method, BeforeValidator(_upper)],
-    url: Annotated[
-        str, Field(description="absolute http(s) URL, or a path relative to the preset's base")
-    ],
-    preset: Annotated[
-        str | None, Field(description="name of an API preset the owner configured")
-    ] = None,
-    headers: Annotated[dict[str, str] | None, Field(description="extra request headers")] = None,
+    url: Annotated[str, Field(description="http(s) URL, or a path under the preset's base")],
+    preset: Annotated[str | None, Field(description="an API set up with its credentials")] = None,
+    headers: dict[str, str] | None = None,
     body: Annotated[
-        str | dict[str, Any] | list[Any] | None,
-        Field(description="request body: text, or a JSON object sent as JSON"),
+        str | dict[str, Any] | list[Any] | None, Field(description="text, or JSON")
     ] = None,
 ) -> ToolResult:
-    """Make an HTTP request to a web API or page; returns the status, main headers and body.
-
-    GET runs at once; POST, PUT, PATCH and DELETE wait for the owner's approval. A preset
-    supplies the base URL and credentials of an API the owner set up.
-    """
+    """An HTTP request to an API or page: status, main headers, body. Only GET runs
+    unasked."""
     try:
         settings = load_settings(ctx.config)
     except RequestError as exc:

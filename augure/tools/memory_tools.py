@@ -26,18 +26,10 @@ def _clean(path: str | None) -> str:
 @tool("memory_read", target=lambda p: f"memory_read:path={_clean(p.path)}")
 async def memory_read(
     ctx: RunContext,
-    path: Annotated[
-        str | None, Field(description="file relative to memory/; omit to list all files")
-    ] = None,
-    query: Annotated[
-        str | None,
-        Field(
-            description="words to look for: returns the lines holding all of them (any case) "
-            "of every file, or of `path`, as file:line: text"
-        ),
-    ] = None,
+    path: Annotated[str | None, Field(description="relative to memory/")] = None,
+    query: Annotated[str | None, Field(description="words; returns the matching lines")] = None,
 ) -> ToolResult:
-    """Read a memory file, list all memory files with their sizes, or search them by words."""
+    """Read a memory file, list them all (no path), or search them (query)."""
     if query is not None and query.strip():
         return _search(ctx, query, path if path and path.strip() else None)
     if path is None or not path.strip():
@@ -58,10 +50,10 @@ async def memory_read(
 )
 async def memory_write(
     ctx: RunContext,
-    path: Annotated[str, Field(description="file relative to memory/, e.g. people.md")],
-    content: Annotated[str, Field(description="the whole new content of the file")],
+    path: Annotated[str, Field(description="relative to memory/, e.g. people.md")],
+    content: Annotated[str, Field(description="the whole new file")],
 ) -> ToolResult:
-    """Create or replace a markdown memory file. Read it first to keep what is there."""
+    """Create or replace a markdown memory file; read it first to keep what it holds."""
     try:
         ctx.memory.write(path, content)
     except MemoryPathError as exc:

@@ -10,14 +10,14 @@ from augure.tools.base import RunContext, ToolResult, tool
 from augure.tools.outputs import OUTPUT_LIMIT, output_file, source_file
 
 
-@tool("read_output", relays=True)
+@tool("read_output", relays=True, deferred=True)  # only after a cut result
 async def read_output(
     ctx: RunContext,
     id: Annotated[str, Field(pattern=r"^[0-9a-f]{8}$", description="id from the cut marker")],
     offset: Annotated[int, Field(ge=0)] = 0,
     length: Annotated[int, Field(ge=1, le=OUTPUT_LIMIT)] = OUTPUT_LIMIT,
 ) -> ToolResult:
-    """Read more of a tool result that was cut because it was too long."""
+    """Read more of a cut tool result."""
     outputs = ctx.home / "outputs"
     path = output_file(outputs, id)
     if not path.is_file():
@@ -37,9 +37,9 @@ async def read_output(
 @tool("load_tools")
 async def load_tools(
     ctx: RunContext,
-    names: Annotated[list[str], Field(min_length=1, description="tool names to load")],
+    names: Annotated[list[str], Field(min_length=1)],
 ) -> ToolResult:
-    """Load tools listed under "More tools" so that they can be called."""
+    """Load the schemas of tools listed under More tools."""
     registry = ctx.registry
     unknown = [n for n in names if registry is None or registry.get(n) is None]
     if unknown:

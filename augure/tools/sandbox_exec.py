@@ -102,9 +102,6 @@ def _inbox(home: Path, workspace: Path) -> Path | None:
     timeout=TOOL_TIMEOUT,
     mode="stateful",  # its latest output line is its progress
     background=True,
-    hint="runs shell commands in an isolated Linux workspace kept per chat (/workspace; the "
-    "owner's documents read-only in inbox/); "
-    "no network unless the owner enabled it",
 )
 async def sandbox_exec(
     ctx: RunContext,
@@ -115,7 +112,9 @@ async def sandbox_exec(
         float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
     ] = None,
 ) -> ToolResult:
-    """Run a shell command in an isolated sandbox with the chat's persistent workspace."""
+    """Run shell commands in the chat's isolated Linux sandbox. Its /workspace persists per
+    chat, the owner's documents are read-only in inbox/, and there is no network unless the
+    owner enabled it."""
     if not command.strip():
         return ToolResult.error("command is empty")
     limit = _timeout(ctx.config, timeout)
@@ -163,7 +162,7 @@ async def opencode(
         float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
     ] = None,
 ) -> ToolResult:
-    """Hand a coding task to the configured coding agent, run in the chat's sandbox workspace."""
+    """A coding agent working in the chat's sandbox workspace."""
     command = _opencode_command(ctx.config)
     if not command:
         return ToolResult.error("[NOT CONFIGURED] set [tools.opencode] command")

@@ -11,24 +11,17 @@ from augure.scheduler.service import JobError, Scheduler
 from augure.tools.base import RunContext, ToolResult, tool
 
 
-@tool(
-    "schedule",
-    safe=False,
-    hint="schedule runs a prompt later (run_at) or repeatedly (5-field cron) and delivers "
-    "the answer to this chat; write the prompt as an instruction to yourself.",
-)
+@tool("schedule", safe=False)
 async def schedule(
     ctx: RunContext,
     action: Literal["create", "delete", "list"],
-    id: Annotated[str | None, Field(description="job id (lowercase-words); for delete")] = None,
-    cron: Annotated[str | None, Field(description="5 fields: min hour day month weekday")] = None,
-    run_at: Annotated[
-        str | None, Field(description="ISO 8601; without an offset, the agent's time zone")
-    ] = None,
-    timezone: Annotated[str | None, Field(description="IANA zone for cron/run_at")] = None,
-    prompt: Annotated[str | None, Field(description="what to do when it fires")] = None,
+    id: Annotated[str | None, Field(description="job id, for delete")] = None,
+    cron: Annotated[str | None, Field(description="min hour day month weekday")] = None,
+    run_at: Annotated[str | None, Field(description="ISO 8601; no offset: agent's zone")] = None,
+    timezone: str | None = None,
+    prompt: Annotated[str | None, Field(description="an instruction to yourself")] = None,
 ) -> ToolResult:
-    """Create, delete or list scheduled jobs (one-shot reminders or cron)."""
+    """Jobs that run a prompt once (run_at) or repeatedly (cron), answering in this chat."""
     scheduler = ctx.scheduler
     if not isinstance(scheduler, Scheduler):
         return ToolResult.error("the scheduler is not running")

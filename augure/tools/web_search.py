@@ -216,12 +216,10 @@ async def search(query: str, max_results: int | None, settings: SearchSettings) 
 )
 async def web_search(
     ctx: RunContext,
-    query: Annotated[str, Field(min_length=1, description="what to search the web for")],
-    max_results: Annotated[
-        int | None, Field(ge=1, le=20, description="how many results (default 5)")
-    ] = None,
+    query: Annotated[str, Field(min_length=1)],
+    max_results: Annotated[int | None, Field(ge=1, le=20, description="default 5")] = None,
 ) -> ToolResult:
-    """Search the web; returns numbered results with title, URL and a short snippet."""
+    """Search the web: numbered results with title, URL and snippet."""
     try:
         settings = load_settings(ctx.config)
     except SearchError as exc:

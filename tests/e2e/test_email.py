@@ -326,12 +326,16 @@ async def test_not_configured_is_shown_and_returned(
     bare = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_tools=[email_tool])
     await bare.start()
     try:
-        llm.script(tool("email", {"action": "list"}), text("No mail set up."))
+        llm.script(
+            tool("load_tools", {"names": ["email"]}),  # deferred: its schema on demand
+            tool("email", {"action": "list"}),
+            text("No mail set up."),
+        )
         telegram.inject_message(OWNER, "any mail?")
         await final_reply(bare, "No mail set up.")
-        (schema,) = [t for t in llm.requests[0]["tools"] if t["function"]["name"] == "email"]
+        (schema,) = [t for t in llm.requests[1]["tools"] if t["function"]["name"] == "email"]
         assert schema["function"]["description"].endswith(f"[NOT CONFIGURED] {NOT_CONFIGURED}")
-        (result,) = tool_results(llm)
+        result = tool_results(llm)[-1]
         assert f"email is not configured: {NOT_CONFIGURED}" in result
     finally:
         await bare.stop()

@@ -46,6 +46,7 @@ async def test_a_tool_without_its_extra_is_listed_with_the_command_and_refuses_c
     for module in ("playwright", "imapclient"):
         monkeypatch.setitem(sys.modules, module, None)
     llm.script(
+        tools(ToolCall("load_tools", {"names": ["email"]})),  # deferred: its schema on demand
         tools(ToolCall("browser", {"action": "open", "url": "https://example.com/"})),
         tools(ToolCall("email", {"action": "list"})),
         text("Done."),
@@ -56,14 +57,14 @@ async def test_a_tool_without_its_extra_is_listed_with_the_command_and_refuses_c
         await delivered(telegram, "Done.")
     finally:
         await bot.stop()
-    schemas = {s["function"]["name"]: s["function"] for s in llm.requests[0]["tools"]}
+    schemas = {s["function"]["name"]: s["function"] for s in llm.requests[1]["tools"]}
     assert schemas["email"]["description"].endswith(
         "[NOT CONFIGURED] run pip install 'augure[email]'"
     )
     assert "action" in schemas["email"]["parameters"]["properties"]  # still fully described
-    (browsed,) = tool_results(llm, 1)
+    browsed = tool_results(llm, 2)[-1]
     assert "Error: browser is not installed: run pip install 'augure[browser]'" in browsed
-    mailed = tool_results(llm, 2)[-1]
+    mailed = tool_results(llm, 3)[-1]
     assert "Error: email is not installed: run pip install 'augure[email]'" in mailed
 
 

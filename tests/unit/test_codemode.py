@@ -136,9 +136,9 @@ async def code(registry: ToolRegistry, ctx: RunContext, snippet: str) -> ToolRes
 def test_stub_is_a_typed_signature_with_the_description() -> None:
     assert stubs.stub(memory_write) == (
         "def memory_write(path: str, content: str) -> str:\n"
-        '    """Create or replace a markdown memory file. Read it first to keep what is there.\n'
-        "    path: file relative to memory/, e.g. people.md\n"
-        '    content: the whole new content of the file"""'
+        '    """Create or replace a markdown memory file; read it first to keep what it holds.\n'
+        "    path: relative to memory/, e.g. people.md\n"
+        '    content: the whole new file"""'
     )
 
 

@@ -39,7 +39,6 @@ def test_schema_is_generated_from_type_hints() -> None:
     assert add.description == "Add two numbers."
     assert add.parameters == {
         "type": "object",
-        "additionalProperties": False,
         "properties": {
             "a": {"type": "integer", "description": "first number"},
             "b": {"type": "integer", "default": 2},
@@ -48,6 +47,32 @@ def test_schema_is_generated_from_type_hints() -> None:
         "required": ["a"],
     }
     assert add.egress is Egress.READ_ONLY
+
+
+@tool("post")
+async def post(
+    ctx: RunContext,
+    items: Any,
+    body: str | dict[str, Any] | list[Any] | None = None,
+    extra: dict[str, int] | None = None,
+) -> str:
+    """Post anything."""
+    return "posted"
+
+
+def test_schema_spells_out_no_json_schema_default() -> None:
+    """Sent with every request: "any key" and "items of any type" are the defaults already,
+    and extra parameters are refused by validation whether or not the schema says so."""
+    assert post.parameters == {
+        "type": "object",
+        "properties": {
+            "items": {},  # a parameter named like the keyword keeps its (empty) schema
+            "body": {"anyOf": [{"type": "string"}, {"type": "object"}, {"type": "array"}]},
+            "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
+        },
+        "required": ["items"],
+    }
+    assert isinstance(post.validate({"items": 1, "surprise": 1}), str)
 
 
 @pytest.fixture

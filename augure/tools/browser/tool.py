@@ -198,9 +198,9 @@ async def browser(
     text: Annotated[str | None, Field(description="text to type (replaces the field)")] = None,
     key: Annotated[str | None, Field(description="key to press, e.g. Enter, Tab")] = None,
 ) -> ToolResult:
-    """Use a real web browser (Chromium) for pages that need JavaScript, forms or clicks:
-    open a page, read it as a snapshot with element refs, click, type, press keys, extract
-    text, take screenshots."""
+    """A real browser, for pages needing JavaScript, forms or clicks. Chromium: open a
+    page, read it as a snapshot with element refs, click, type, press keys, extract text,
+    take screenshots."""
     ctx.progress(_doing(action, session, url))
     try:
         pool = await shared_pool(ctx.config)

@@ -185,9 +185,9 @@ async def github(
     query: Annotated[str | None, Field(description="GitHub search syntax")] = None,
     per_page: Annotated[int, Field(ge=1, le=300, description="how many items to list")] = 30,
 ) -> ToolResult:
-    """GitHub: list, read, open, edit and comment issues; list, read, open, review and merge
-    pull requests; list and read repositories; list and create releases; search issues,
-    code and repositories."""
+    """GitHub issues, pull requests, repos, releases and search. Issues: list, read,
+    open, edit, comment; pull requests: list, read, open, review, merge; repositories: list,
+    read; releases: list, create; search issues, code and repositories."""
     # PyGithub costs ~0.1 s to import: paid on the first GitHub call, not at every start.
     from augure.tools.github.actions import Call, run
 
