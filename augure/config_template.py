@@ -117,7 +117,7 @@ DESCRIPTIONS: dict[str, str] = {
     "dashboard": "The local web dashboard (pip install 'augure[dashboard]').",
     "dashboard.enabled": "true serves it from `augure run` too",
     "dashboard.host": "address to bind; loopback unless allow_remote",
-    "dashboard.port": "TCP port",
+    "dashboard.port": "TCP port; 0 picks a free one (the printed URL says which)",
     "dashboard.allow_remote": "true allows a non-loopback host (use TLS in front)",
     "profiles": "A tool profile (SPEC §10): limits on the tools some callers use.",
     "profiles.*.origins": "callers it binds: chat, code, job, skill, background, task:AGENT, "

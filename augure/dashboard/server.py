@@ -52,7 +52,7 @@ class Dashboard:
         check_host(settings, self.host)
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
-        self._core: Core | None = None
+        self.core: Core | None = None
 
     async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
         return None  # the approvals page reads the pending requests from the audit
@@ -72,7 +72,7 @@ class Dashboard:
             from augure.dashboard.app import QuietServer, build
         except ImportError as exc:
             raise UsageError(f"the dashboard needs {exc.name}: {EXTRA}") from None
-        self._core = core
+        self.core = core
         listener = self._bind()
         self.port = listener.getsockname()[1]  # the one given, or the free one port 0 got
         app = build(core, secure_cookie=not loopback(self.host))
@@ -109,8 +109,8 @@ class Dashboard:
         return listener
 
     async def stop(self) -> None:
-        if self._core is not None:
-            self._core.logins.served_at = None
+        if self.core is not None:
+            self.core.logins.served_at = None
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             with contextlib.suppress(asyncio.CancelledError):
