@@ -12,7 +12,7 @@ from starlette.routing import Route
 from augure import __version__
 from augure.dashboard import queries
 from augure.dashboard.auth import Session
-from augure.dashboard.pages.usage import cost
+from augure.dashboard.pages.usage import PRICES_UNSET, cost, priced
 from augure.dashboard.web import Dash, Page
 
 
@@ -35,6 +35,7 @@ def routes(dash: Dash) -> list[Route]:
             pending=pending,
             today=today,
             cost=cost(core.config.llm, today.prompt_tokens, today.completion_tokens),
+            prices_unset=None if priced(core.config.llm) else PRICES_UNSET,
             calls_today=await queries.count_since(core.store, queries.midnight(zone).timestamp()),
         )
 

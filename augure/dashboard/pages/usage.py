@@ -18,9 +18,16 @@ DAYS = 30
 CHART_WIDTH, CHART_HEIGHT = 720, 200
 
 
+PRICES_UNSET = "Costs are unknown: set [llm] input_price_per_million and output_price_per_million."
+
+
+def priced(llm: LLMConfig) -> bool:
+    return bool(llm.input_price_per_million or llm.output_price_per_million)
+
+
 def cost(llm: LLMConfig, prompt: int, completion: int) -> str:
-    if not llm.input_price_per_million and not llm.output_price_per_million:
-        return "unknown (set [llm] input_price_per_million and output_price_per_million)"
+    if not priced(llm):
+        return "unknown"
     dollars = prompt * llm.input_price_per_million + completion * llm.output_price_per_million
     return f"≈ ${dollars / 1_000_000:.4f}"
 
@@ -66,6 +73,7 @@ def routes(dash: Dash) -> list[Route]:
             width=CHART_WIDTH,
             height=CHART_HEIGHT,
             days=DAYS,
+            prices_unset=None if priced(llm) else PRICES_UNSET,
         )
 
     return [dash.page("/usage", usage)]
