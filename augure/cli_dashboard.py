@@ -45,6 +45,9 @@ async def dashboard(config: Config, args: argparse.Namespace) -> int:
     # "run now" and pauses are recorded and take effect when the bot runs.
     core = await Core.open(config, approvers=[server])
     try:
+        # What a stopped bot left pending will never run: rejected as a bot's start does, so
+        # no press here "approves" a call that no process is waiting to make.
+        await core.gate.reject_stale()
         await server.start(core)
         await stop.wait()
     finally:

@@ -1,5 +1,5 @@
-"""`augure dashboard` from the command line: loopback only unless allowed, never beside a bot,
-a login link printed once it serves."""
+"""`augure dashboard` from the command line (loopback only unless allowed, never beside a bot,
+a login link printed once it serves), and /dashboard in a bot that does not serve it."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import asyncio
 import contextlib
 import signal
 import socket
+import sqlite3
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from augure.home import HomeLock
-from tests.e2e.helpers import augure, environment
+from augure.store.audit import Audit
+from augure.store.db import Store
+from tests.e2e.conftest import OWNER, Bot
+from tests.e2e.helpers import augure, delivered, environment
 
 
 async def test_a_non_loopback_host_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -44,7 +48,8 @@ async def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
     assert code == 1 and "cannot listen on" in err and len(err.splitlines()) == 1
 
 
-async def test_it_serves_and_prints_a_one_time_link(tmp_path: Path) -> None:
+async def _started(home: Path) -> tuple[asyncio.subprocess.Process, str]:
+    """`augure dashboard --port 0` on the home, and the login link it printed."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -52,15 +57,27 @@ async def test_it_serves_and_prints_a_one_time_link(tmp_path: Path) -> None:
         "dashboard",
         "--port",
         "0",
-        env=environment(tmp_path, {"OPENAI_API_KEY": "sk-x"}),
+        env=environment(home, {"OPENAI_API_KEY": "sk-x"}),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+    assert process.stdout is not None
+    link = ""
+    while "token=" not in link:
+        link = (await asyncio.wait_for(process.stdout.readline(), 30)).decode().strip()
+    return process, link
+
+
+async def _stopped(process: asyncio.subprocess.Process) -> None:
+    process.send_signal(signal.SIGINT)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), 15)
+    assert process.returncode == 0
+
+
+async def test_it_serves_and_prints_a_one_time_link(tmp_path: Path) -> None:
+    process, link = await _started(tmp_path)
     try:
-        assert process.stdout is not None
-        link = ""
-        while "token=" not in link:
-            link = (await asyncio.wait_for(process.stdout.readline(), 30)).decode().strip()
         root = link.split("/login")[0]
         assert root.startswith("http://127.0.0.1:")
         status = await asyncio.to_thread(_status, f"{root}/")
@@ -68,10 +85,7 @@ async def test_it_serves_and_prints_a_one_time_link(tmp_path: Path) -> None:
         assert await asyncio.to_thread(_status, link) == 200  # followed to the overview
         assert await asyncio.to_thread(_status, link) == 401  # spent
     finally:
-        process.send_signal(signal.SIGINT)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 15)
-    assert process.returncode == 0
+        await _stopped(process)
     assert process.stderr is not None
     log = (await process.stderr.read()).decode()
     assert "token=" not in log and link.split("token=")[1] not in log
@@ -84,3 +98,41 @@ def _status(url: str) -> int:
             return int(answer.status)
     except urllib.error.HTTPError as refused:
         return refused.code
+
+
+async def test_requests_a_stopped_bot_left_pending_are_rejected(tmp_path: Path) -> None:
+    async def seed() -> None:
+        store = await Store.open(tmp_path / "state.db")
+        await Audit(store).create(
+            tool="send_note",
+            origin="chat",
+            arguments={"to": "alice"},
+            chat_id="1001",
+            turn_id=None,
+            target=None,
+            approval_status="pending",
+        )
+        await store.close()
+
+    await seed()
+    process, link = await _started(tmp_path)
+    try:
+        root = link.split("/login")[0]
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        page = await asyncio.to_thread(lambda: opener.open(link, timeout=10).read().decode())
+        assert "Pending approvals" in page
+        approvals = await asyncio.to_thread(
+            lambda: opener.open(f"{root}/approvals", timeout=10).read().decode()
+        )
+        assert "Nothing waits for a decision." in approvals
+    finally:
+        await _stopped(process)
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        (row,) = db.execute("SELECT approval_status, decided_by FROM invocations").fetchall()
+    assert row == ("rejected", "restart")
+
+
+async def test_dashboard_command_says_how_to_turn_it_on(bot: Bot) -> None:
+    bot.telegram.inject_message(OWNER, "/dashboard")
+    await delivered(bot.telegram, "[dashboard] enabled = true")
+    assert "token=" not in str(bot.telegram.sent("sendMessage")[-1].params["text"])
