@@ -18,6 +18,7 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from augure.app import Core
+from augure.approval.shown import visible
 from augure.dashboard.auth import Session, Sessions, guarded, no_store
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -66,12 +67,19 @@ class Dash:
             "menu": self.menu if session else (),
             "here": request.url.path,
             "note": note,
-            "clean": self.core.redact,
+            "clean": self.clean,
         }
         response: Response = self.templates.TemplateResponse(
             request, template, base | context, status_code=status
         )
         return no_store(response)
+
+    def clean(self, text: str) -> str:
+        """What any record may show: secrets masked, and every character that could hide or
+        reorder text (bidi overrides, zero-width) as a visible escape (SPEC §4, §5). Line
+        breaks and tabs keep the layout."""
+        lines = self.core.redact(text).split("\n")
+        return "\n".join("\t".join(map(visible, line.split("\t"))) for line in lines)
 
     def refuse(self, request: Request, status: int) -> Response:
         if status == 401:

@@ -162,11 +162,13 @@ async def test_approve_runs_the_call_and_edits_the_telegram_message(served: Serv
 
 async def test_reject_tells_the_model_and_edits_the_telegram_message(served: Served) -> None:
     bot = served.bot
-    bot.llm.script(tool("send_note", {"to": "bob", "text": "x"}), text("OK, not sent."))
+    hidden = "pay\u202egnp.exe"  # a right-to-left override would show "payexe.png"
+    bot.llm.script(tool("send_note", {"to": "bob", "text": hidden}), text("OK, not sent."))
     bot.telegram.inject_message(OWNER, "tell bob x")
     message = await approval_message(bot)
     _, page = await served.logged_in()
     await page.goto(f"{served.root}/approvals")
+    assert "pay\\u202egnp.exe" in await page.locator("article.request").inner_text()
     await page.fill("input[name=reason]", "not today")
     await page.click("button.reject")
     await final_reply(bot, "OK, not sent.")
