@@ -264,3 +264,41 @@ async def test_dashboard_command_in_a_group_sends_no_link(served: Served) -> Non
     )
     reply = str(calls[0].params["text"])
     assert "only in our private chat" in reply and "token=" not in reply
+
+
+async def test_invocations_are_paged_and_filtered(served: Served) -> None:
+    audit = served.core.audit
+    for n in range(60):
+        await audit.create(
+            tool="fetch_page" if n % 2 else "launch",
+            origin="job" if n % 3 == 0 else "chat",
+            arguments={"n": n},
+            chat_id=None,
+            turn_id=None,
+            target=None,
+            approval_status="not_required",
+        )
+    _, page = await served.logged_in()
+    await page.goto(f"{served.root}/invocations")
+    rows = page.locator("tbody tr")
+    await expect(rows).to_have_count(50)
+    await page.click("a[rel=next]")
+    await expect(rows).to_have_count(10)
+    assert await page.locator("a[rel=next]").count() == 0
+
+    await page.goto(f"{served.root}/invocations")
+    await page.select_option("select[name=tool]", "fetch_page")
+    await page.select_option("select[name=origin]", "job")
+    await page.click("button:has-text('Filter')")
+    await expect(rows).to_have_count(10)  # odd n that are multiples of 3, under 60
+    tools = await page.locator("tbody tr td:nth-child(2)").all_inner_texts()
+    assert set(tools) == {"fetch_page"}
+
+
+async def test_memory_files_are_read_inside_the_memory_folder_only(served: Served) -> None:
+    _, page = await served.logged_in()
+    await page.goto(f"{served.root}/memory")
+    await page.click("text=identity.md")
+    assert "Augure" in await page.locator("pre").inner_text()
+    for path in ("../state.db", "/etc/passwd", "..%2Faugure.toml"):
+        assert await status_of(page, f"{served.root}/memory?path={path}") == 404, path

@@ -16,8 +16,10 @@ from pathlib import Path
 from augure.home import HomeLock
 from augure.store.audit import Audit
 from augure.store.db import Store
-from tests.e2e.conftest import OWNER, Bot
+from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, delivered, environment
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.telegram import FakeTelegram
 
 
 async def test_a_non_loopback_host_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -136,3 +138,38 @@ async def test_dashboard_command_says_how_to_turn_it_on(bot: Bot) -> None:
     bot.telegram.inject_message(OWNER, "/dashboard")
     await delivered(bot.telegram, "[dashboard] enabled = true")
     assert "token=" not in str(bot.telegram.sent("sendMessage")[-1].params["text"])
+
+
+async def test_augure_run_serves_it_when_enabled(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI
+) -> None:
+    env = environment(tmp_path) | bot_environment(tmp_path, telegram, llm)
+    env |= {"AUGURE__DASHBOARD__ENABLED": "true", "AUGURE__DASHBOARD__PORT": "0"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "augure",
+        "run",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert process.stdout is not None
+        printed = ""
+        while "token=" not in printed:
+            printed = (await asyncio.wait_for(process.stdout.readline(), 30)).decode().strip()
+        telegram.inject_message(OWNER, "/dashboard")
+        (call,) = await telegram.wait_for(
+            lambda c: c.method == "sendMessage" and "token=" in str(c.params.get("text")),
+            timeout=15,
+        )
+        sent = str(call.params["text"]).split()[-1]
+        assert sent.split("?")[0] == printed.split("?")[0] and sent != printed
+        for link in (printed, sent):  # each works once
+            assert await asyncio.to_thread(_status, link) == 200
+            assert await asyncio.to_thread(_status, link) == 401
+    finally:
+        await _stopped(process)
+    log = (tmp_path / "logs" / "augure.log").read_text(encoding="utf-8")
+    assert "dashboard serving on" in log and "token=" not in log
