@@ -75,11 +75,6 @@ async def fill(home: Path) -> None:
 def sample(db: sqlite3.Connection, now: float, rng: random.Random) -> None:
     """A little of everything else, so each page has something to show."""
     db.execute(
-        "INSERT INTO invocations (id, chat_id, tool, origin, input, status, approval_status, "
-        "created_at) VALUES ('pending1', '1001', 'send_email', 'chat', ?, 'pending', 'pending', ?)",
-        (json.dumps({"to": "alice@example.com", "subject": "Lunch?", "body": "Friday 12:30"}), now),
-    )
-    db.execute(
         "INSERT INTO invocations (id, chat_id, tool, origin, input, output, status, "
         "approval_status, created_at) VALUES ('hostile1', '1001', 'http', 'chat', ?, ?, "
         "'completed', 'not_required', ?)",
@@ -110,6 +105,19 @@ def sample(db: sqlite3.Connection, now: float, rng: random.Random) -> None:
             for _ in range(400)
         ],
     )
+
+
+def pending(home: Path) -> None:
+    """A request waiting for a decision, written once the dashboard is up: at its start,
+    `augure dashboard` rejects what a stopped bot left pending."""
+    arguments = {"to": "alice@example.com", "subject": "Lunch?", "body": "Friday 12:30"}
+    with sqlite3.connect(home / "state.db") as db:
+        db.execute(
+            "INSERT INTO invocations (id, chat_id, tool, origin, input, status, approval_status, "
+            "created_at) VALUES ('pending1', '1001', 'send_email', 'chat', ?, 'pending', "
+            "'pending', ?)",
+            (json.dumps(arguments), time.time()),
+        )
 
 
 async def serve(home: Path) -> tuple[asyncio.subprocess.Process, str]:
@@ -197,6 +205,7 @@ async def main(shots: Path | None) -> None:
         await fill(home)
         print(f"filled {RECORDS:,} invocations in {time.perf_counter() - started:.1f} s")
         process, link = await serve(home)
+        pending(home)
         try:
             root = link.split("/login")[0]
             with httpx.Client(follow_redirects=False, timeout=30) as client:
