@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from augure.agent.loop import Agent
 from augure.agent.task import task_tool
@@ -17,6 +18,7 @@ from augure.codemode.tool import execute_code
 from augure.config import Config
 from augure.heartbeat import Heartbeat
 from augure.llm import LLM
+from augure.logins import LoginTokens
 from augure.mcp.adapter import register as register_mcp_tools
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
@@ -103,6 +105,8 @@ class Core:
     started_at: float = field(default_factory=time.time)
     mcp: McpManager | None = None
     tasks: TaskManager | None = None
+    # The dashboard's one-time login tokens, issued by /dashboard and `augure dashboard`.
+    logins: LoginTokens = field(default_factory=LoginTokens)
 
     @classmethod
     async def open(
@@ -235,6 +239,15 @@ class Core:
         await browser_module.shutdown()
         await self.llm.close()
         await self.store.close()
+
+
+class Companion(Approver, Protocol):
+    """Served in the bot's process beside Telegram (the dashboard): built before the core as
+    one of its approvers, started once the bot is, stopped before the core closes."""
+
+    async def start(self, core: Core) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 HEARTBEAT_CHAT = "heartbeat"

@@ -17,6 +17,7 @@ from augure import (
     __version__,
     backup,
     cli_audit,
+    cli_dashboard,
     cli_init,
     cli_jobs,
     cli_limits,
@@ -92,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_tasks.add_parser(commands)
     cli_skills.add_parser(commands)
     cli_mcp.add_parser(commands)
+    cli_dashboard.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
     return parser
@@ -139,7 +141,12 @@ async def _run(config: Config, args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    await serve(config, stop)
+    companions = []
+    if config.dashboard.enabled:
+        from augure.dashboard.server import Dashboard
+
+        companions.append(Dashboard(config.dashboard))
+    await serve(config, stop, companions=companions)
     return 0
 
 
@@ -260,6 +267,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "tasks": cli_tasks.tasks,
     "skills": cli_skills.skills,
     "mcp": cli_mcp.mcp,
+    "dashboard": cli_dashboard.dashboard,
 }
 
 # Commands that work on AUGURE_HOME itself, without loading (or needing) a valid config.

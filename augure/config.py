@@ -140,6 +140,17 @@ class SkillsConfig(_Section):
     max_failures: int = Field(default=3, ge=1)
 
 
+class DashboardConfig(_Section):
+    """SPEC §12: the local web dashboard (augure/dashboard)."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)  # 0: any free port (the URL says which)
+    # Off: only a loopback host is accepted, so the page that can approve tool calls is
+    # reachable from this machine only.
+    allow_remote: bool = False
+
+
 class ToolsConfig(BaseModel):
     # Per-tool sections (`[tools.http]`, ...) are checked by `load_config` against the model
     # each tool declares (augure.tool_settings), so sub-tables are kept rather than refused.
@@ -230,6 +241,7 @@ class Config(BaseSettings):
     heartbeat: HeartbeatConfig = HeartbeatConfig()  # SPEC §11, augure/heartbeat.py
     mcp: McpSettings = McpSettings()
     agents: AgentsConfig = AgentsConfig()  # SPEC §8: subagents for the `task` tool
+    dashboard: DashboardConfig = DashboardConfig()  # SPEC §12, augure/dashboard
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)

@@ -114,6 +114,11 @@ DESCRIPTIONS: dict[str, str] = {
     "heartbeat.interval_minutes": "minutes between two beats",
     "heartbeat.active_hours": "HH:MM-HH:MM in the agent timezone; may wrap past midnight",
     "heartbeat.checklist": "file under the memory folder; empty or missing = no model call",
+    "dashboard": "The local web dashboard (pip install 'augure[dashboard]').",
+    "dashboard.enabled": "true serves it from `augure run` too",
+    "dashboard.host": "address to bind; loopback unless allow_remote",
+    "dashboard.port": "TCP port; 0 picks a free one (the printed URL says which)",
+    "dashboard.allow_remote": "true allows a non-loopback host (use TLS in front)",
     "profiles": "A tool profile (SPEC §10): limits on the tools some callers use.",
     "profiles.*.origins": "callers it binds: chat, code, job, skill, background, task:AGENT, "
     "cli; * = all",

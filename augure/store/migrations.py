@@ -188,4 +188,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tasks_by_status ON tasks(status);
     """,
+    # The dashboard's invocation listing (SPEC §12): each filter walks its own index newest
+    # first, so a page of 100,000 records costs one short index range.
+    """
+    CREATE INDEX invocations_by_tool ON invocations(tool, created_at);
+    CREATE INDEX invocations_by_status ON invocations(status, created_at);
+    CREATE INDEX invocations_by_origin ON invocations(origin, created_at);
+    """,
 ]

@@ -319,5 +319,5 @@ async def test_memory_command_and_the_registered_menu(bot: Bot) -> None:
     registered = {c["command"] for c in bot.telegram.commands}
     assert registered == {
         "start", "help", "new", "status", "approvals", "usage", "memory", "jobs", "pause",
-        "resume", "skills", "persona", "tasks",
+        "resume", "skills", "persona", "tasks", "dashboard",
     }  # fmt: skip

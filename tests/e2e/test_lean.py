@@ -17,7 +17,17 @@ from tests.fakes.openai import FakeOpenAI, ToolCall, text, tools
 from tests.fakes.telegram import FakeTelegram
 
 # The libraries each extra brings (pyproject.toml), by their top-level module.
-OPTIONAL = ("playwright", "github", "imapclient", "markdownify", "tavily", "pydantic_monty")
+OPTIONAL = (
+    "playwright",
+    "github",
+    "imapclient",
+    "markdownify",
+    "tavily",
+    "pydantic_monty",
+    "starlette",  # the dashboard's three, loaded only when it starts
+    "jinja2",
+    "uvicorn",
+)
 
 
 def test_starting_the_bot_imports_no_optional_library() -> None:

@@ -30,9 +30,11 @@ from telegram.request import HTTPXRequest
 
 from augure import __version__
 from augure.agent.turn import Content
-from augure.app import Core
+from augure.app import Companion, Core
+from augure.approval.gate import Approver
 from augure.channels.telegram.approvals import approvals_command, on_button
 from augure.channels.telegram.channel import TelegramChannel
+from augure.channels.telegram.dashboard import dashboard_reply
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
     addressed,
@@ -75,6 +77,7 @@ COMMANDS = {
     "resume": "Resume scheduled jobs",
     "skills": "Skills: state, trigger, last run",
     "persona": "Choose this chat's persona",
+    "dashboard": "A one-time login link to the web dashboard",
 }
 
 HELP = """I am your personal assistant. Write to me in plain language.
@@ -87,6 +90,7 @@ HELP = """I am your personal assistant. Write to me in plain language.
 /skills — skills with their state, trigger and last run
 /usage — tokens and estimated cost; /memory — memory files
 /persona — choose this chat's persona (/persona NAME switches)
+/dashboard — a one-time login link to the web dashboard
 
 Send photos, documents, voice notes, locations, contacts and stickers too.
 In a group, mention me or reply to me.
@@ -137,11 +141,17 @@ class TelegramBot:
         token: str,
         extra_tools: Sequence[Tool] = (),
         home_lock: HomeLock | None = None,
+        approvers: Sequence[Approver] = (),
     ) -> TelegramBot:
-        """The channel first, then the core built with it, then the handlers given both."""
+        """The channel first, then the core built with it, then the handlers given both;
+        `approvers` are shown each request beside Telegram (the dashboard)."""
         channel = TelegramChannel(config, build_application(config, token))
         core = await Core.open(
-            config, extra_tools, approvers=[channel], notifier=channel, progress=channel.progress
+            config,
+            extra_tools,
+            approvers=[channel, *approvers],
+            notifier=channel,
+            progress=channel.progress,
         )
         return cls(core, channel, home_lock)
 
@@ -171,6 +181,7 @@ class TelegramBot:
         app.add_handler(CommandHandler("persona", self._persona))
         app.add_handler(CommandHandler("tasks", self._tasks))
         app.add_handler(CallbackQueryHandler(self._task_button, pattern=f"^{TASK}"))
+        app.add_handler(CommandHandler("dashboard", self._dashboard))
         app.add_handler(CallbackQueryHandler(self._persona_button, pattern=f"^{PERSONA}"))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         ordered = self._in_order
@@ -323,6 +334,11 @@ class TelegramBot:
             self.core, self.delivery, update.effective_chat.id, context.args or []
         )
 
+    async def _dashboard(self, update: Update, context: Context) -> None:
+        assert update.effective_chat is not None
+        private = update.effective_chat.type == ChatType.PRIVATE
+        await self._say(update, dashboard_reply(self.core, private))
+
     async def _persona_button(self, update: Update, context: Context) -> None:
         await on_persona_button(self.core, update, context)
 
@@ -465,8 +481,14 @@ def _start_failure(exc: Exception, config: Config) -> str:
 STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM
 
 
-async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool] = ()) -> None:
-    """`augure run`: the bot until `stop` is set. Raises UsageError when it cannot start."""
+async def serve(
+    config: Config,
+    stop: asyncio.Event,
+    extra_tools: Sequence[Tool] = (),
+    companions: Sequence[Companion] = (),
+) -> None:
+    """`augure run`: the bot until `stop` is set, with `companions` (the dashboard) served
+    beside it. Raises UsageError when it cannot start."""
     from augure import startup
     from augure.errors import UsageError
 
@@ -478,7 +500,7 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
     home_lock = HomeLock(config.home)
     try:
         home_lock.acquire()
-        bot = await TelegramBot.open(config, token, extra_tools, home_lock)
+        bot = await TelegramBot.open(config, token, extra_tools, home_lock, companions)
     except (HomeError, StateError) as exc:
         home_lock.release()
         raise UsageError(str(exc)) from None
@@ -490,11 +512,15 @@ async def serve(config: Config, stop: asyncio.Event, extra_tools: Sequence[Tool]
             raise UsageError(_start_failure(exc, config)) from None
         await core.scheduler.start()
         core.heartbeat.start()
+        for companion in companions:
+            await companion.start(core)
         log.info(startup.summary(config, core.registry, bot.application.bot.username))
         log.info("Augure is running; stop with Ctrl-C")
         await stop.wait()
         log.info("stopping")
     finally:
+        for companion in companions:
+            await companion.stop()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(bot.stop(), STOP_SECONDS)
         await core.close()

@@ -1,0 +1,20 @@
+"""/dashboard: a one-time login link to the web dashboard, for the owner's private chat only."""
+
+from __future__ import annotations
+
+from augure.app import Core
+
+OFF = (
+    "The dashboard is not running. Set [dashboard] enabled = true in augure.toml and restart "
+    "me; or, while I am stopped, run `augure dashboard` on the machine."
+)
+PRIVATE_ONLY = "I send dashboard login links only in our private chat."
+
+
+def dashboard_reply(core: Core, private: bool) -> str:
+    if not private:  # a link in a group would let every member log in
+        return PRIVATE_ONLY
+    url = core.logins.login_url()
+    if url is None:
+        return OFF
+    return f"Your dashboard login link (works once, for 10 minutes):\n{url}"

@@ -1,0 +1,45 @@
+"""Invocations: the audit trail, filtered by tool, status and origin, a page at a time; each
+record's detail shows its redacted input and output, escaped."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from augure.dashboard import queries
+from augure.dashboard.auth import Session
+from augure.dashboard.pages.approvals import shown_arguments
+from augure.dashboard.web import Dash, Page
+from augure.store.audit import STATUSES
+
+ORIGINS = ("chat", "job", "skill", "background", "code", "cli")
+
+
+def routes(dash: Dash) -> list[Route]:
+    async def listing(request: Request, session: Session) -> Response:
+        query = request.query_params
+        filters = {name: query.get(name, "") for name in queries.FILTERS}
+        page = await queries.invocations(dash.core.store, filters, query.get("after"))
+        return dash.render(
+            request,
+            "invocations.html",
+            session,
+            page=page,
+            filters=filters,
+            tools=await queries.tool_names(dash.core.store),
+            statuses=STATUSES,
+            origins=ORIGINS,
+        )
+
+    async def detail(request: Request, session: Session) -> Response:
+        record = await dash.core.audit.get(request.path_params["id"])
+        if record is None:
+            return dash.render(request, "missing.html", session, status=404)
+        record["shown"] = shown_arguments(record["input"])
+        return dash.render(request, "invocation.html", session, record=record)
+
+    return [dash.page("/invocations", listing), dash.page("/invocations/{id}", detail)]
+
+
+PAGE = Page("Invocations", "/invocations", routes)

@@ -1,0 +1,58 @@
+"""Jobs: the scheduled jobs; pause and resume the scheduler (as /pause and /resume do), and
+run one job now without changing its schedule."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from augure.dashboard.auth import Session
+from augure.dashboard.web import Dash, Page, back
+from augure.scheduler.service import local
+
+
+def routes(dash: Dash) -> list[Route]:
+    scheduler = dash.core.scheduler
+
+    async def listing(request: Request, session: Session) -> Response:
+        zone = ZoneInfo(scheduler.zone)
+        jobs = [
+            {
+                "job": job,
+                "next": local(job.next_run, zone) if job.next_run else "none",
+                "last": f"{local(job.last_run, zone)} {job.last_outcome}"
+                if job.last_run
+                else "never",
+            }
+            for job in await scheduler.jobs()
+        ]
+        paused = await scheduler.paused()
+        return dash.render(
+            request, "jobs.html", session, jobs=jobs, paused=paused, zone=scheduler.zone
+        )
+
+    async def pause(request: Request, session: Session, form: FormData) -> Response:
+        await scheduler.set_paused(True)
+        return back("/jobs", "paused")
+
+    async def resume(request: Request, session: Session, form: FormData) -> Response:
+        await scheduler.set_paused(False)
+        return back("/jobs", "resumed")
+
+    async def run_now(request: Request, session: Session, form: FormData) -> Response:
+        requested = await scheduler.request_run(request.path_params["id"])
+        return back("/jobs", "requested" if requested else "gone")
+
+    return [
+        dash.page("/jobs", listing),
+        dash.action("/jobs/pause", pause),
+        dash.action("/jobs/resume", resume),
+        dash.action("/jobs/{id}/run", run_now),
+    ]
+
+
+PAGE = Page("Jobs", "/jobs", routes)

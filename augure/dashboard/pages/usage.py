@@ -1,0 +1,82 @@
+"""Usage: tokens and estimated cost per day, as a bar chart drawn on the server (inline SVG)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from augure.config import LLMConfig
+from augure.dashboard import queries
+from augure.dashboard.auth import Session
+from augure.dashboard.web import Dash, Page
+
+DAYS = 30
+CHART_WIDTH, CHART_HEIGHT = 720, 200
+
+
+PRICES_UNSET = "Costs are unknown: set [llm] input_price_per_million and output_price_per_million."
+
+
+def priced(llm: LLMConfig) -> bool:
+    return bool(llm.input_price_per_million or llm.output_price_per_million)
+
+
+def cost(llm: LLMConfig, prompt: int, completion: int) -> str:
+    if not priced(llm):
+        return "unknown"
+    dollars = prompt * llm.input_price_per_million + completion * llm.output_price_per_million
+    return f"≈ ${dollars / 1_000_000:.4f}"
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    width: float
+    prompt_height: float
+    completion_height: float
+    label: str  # the bar's tooltip
+
+
+def bars(days: list[queries.Day], llm: LLMConfig) -> list[Bar]:
+    peak = max((day.tokens for day in days), default=0) or 1
+    slot = CHART_WIDTH / max(len(days), 1)
+    drawn = []
+    for n, day in enumerate(days):
+        spend = cost(llm, day.prompt_tokens, day.completion_tokens)
+        drawn.append(
+            Bar(
+                x=round(n * slot + 1, 1),
+                width=round(max(slot - 2, 1), 1),
+                prompt_height=round(day.prompt_tokens / peak * CHART_HEIGHT, 1),
+                completion_height=round(day.completion_tokens / peak * CHART_HEIGHT, 1),
+                label=f"{day.day}: {day.prompt_tokens} in + {day.completion_tokens} out, {spend}",
+            )
+        )
+    return drawn
+
+
+def routes(dash: Dash) -> list[Route]:
+    async def usage(request: Request, session: Session) -> Response:
+        llm = dash.core.config.llm
+        days = await queries.usage_per_day(dash.core.store, ZoneInfo(dash.core.config.zone), DAYS)
+        rows = [(day, cost(llm, day.prompt_tokens, day.completion_tokens)) for day in days]
+        return dash.render(
+            request,
+            "usage.html",
+            session,
+            bars=bars(days, llm),
+            rows=list(reversed(rows)),
+            width=CHART_WIDTH,
+            height=CHART_HEIGHT,
+            days=DAYS,
+            prices_unset=None if priced(llm) else PRICES_UNSET,
+        )
+
+    return [dash.page("/usage", usage)]
+
+
+PAGE = Page("Usage", "/usage", routes)

@@ -1,0 +1,175 @@
+"""`augure dashboard` from the command line (loopback only unless allowed, never beside a bot,
+a login link printed once it serves), and /dashboard in a bot that does not serve it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import sqlite3
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from augure.home import HomeLock
+from augure.store.audit import Audit
+from augure.store.db import Store
+from tests.e2e.conftest import OWNER, Bot, bot_environment
+from tests.e2e.helpers import augure, delivered, environment
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.telegram import FakeTelegram
+
+
+async def test_a_non_loopback_host_is_refused_in_one_line(tmp_path: Path) -> None:
+    code, out, err = await augure("dashboard", "--host", "0.0.0.0", env=environment(tmp_path))
+    assert code == 1 and out == ""
+    assert err.strip().splitlines() == [
+        "augure: the dashboard binds only a loopback address, not '0.0.0.0'; "
+        "set [dashboard] allow_remote = true to serve it beyond this machine"
+    ]
+
+
+async def test_it_refuses_while_a_bot_runs_on_the_home(tmp_path: Path) -> None:
+    lock = HomeLock(tmp_path)
+    lock.acquire()
+    try:
+        code, _, err = await augure("dashboard", env=environment(tmp_path))
+    finally:
+        lock.release()
+    assert code == 1 and "[dashboard] enabled = true" in err and len(err.splitlines()) == 1
+
+
+async def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        code, _, err = await augure("dashboard", "--port", port, env=environment(tmp_path))
+    assert code == 1 and "cannot listen on" in err and len(err.splitlines()) == 1
+
+
+async def _started(home: Path) -> tuple[asyncio.subprocess.Process, str]:
+    """`augure dashboard --port 0` on the home, and the login link it printed."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "augure",
+        "dashboard",
+        "--port",
+        "0",
+        env=environment(home, {"OPENAI_API_KEY": "sk-x"}),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    link = ""
+    while "token=" not in link:
+        link = (await asyncio.wait_for(process.stdout.readline(), 30)).decode().strip()
+    return process, link
+
+
+async def _stopped(process: asyncio.subprocess.Process) -> None:
+    process.send_signal(signal.SIGINT)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), 15)
+    assert process.returncode == 0
+
+
+async def test_it_serves_and_prints_a_one_time_link(tmp_path: Path) -> None:
+    process, link = await _started(tmp_path)
+    try:
+        root = link.split("/login")[0]
+        assert root.startswith("http://127.0.0.1:")
+        status = await asyncio.to_thread(_status, f"{root}/")
+        assert status == 401
+        assert await asyncio.to_thread(_status, link) == 200  # followed to the overview
+        assert await asyncio.to_thread(_status, link) == 401  # spent
+    finally:
+        await _stopped(process)
+    assert process.stderr is not None
+    log = (await process.stderr.read()).decode()
+    assert "token=" not in log and link.split("token=")[1] not in log
+
+
+def _status(url: str) -> int:
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    try:
+        with opener.open(url, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+async def test_requests_a_stopped_bot_left_pending_are_rejected(tmp_path: Path) -> None:
+    async def seed() -> None:
+        store = await Store.open(tmp_path / "state.db")
+        await Audit(store).create(
+            tool="send_note",
+            origin="chat",
+            arguments={"to": "alice"},
+            chat_id="1001",
+            turn_id=None,
+            target=None,
+            approval_status="pending",
+        )
+        await store.close()
+
+    await seed()
+    process, link = await _started(tmp_path)
+    try:
+        root = link.split("/login")[0]
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        page = await asyncio.to_thread(lambda: opener.open(link, timeout=10).read().decode())
+        assert "Pending approvals" in page
+        approvals = await asyncio.to_thread(
+            lambda: opener.open(f"{root}/approvals", timeout=10).read().decode()
+        )
+        assert "Nothing waits for a decision." in approvals
+    finally:
+        await _stopped(process)
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        (row,) = db.execute("SELECT approval_status, decided_by FROM invocations").fetchall()
+    assert row == ("rejected", "restart")
+
+
+async def test_dashboard_command_says_how_to_turn_it_on(bot: Bot) -> None:
+    bot.telegram.inject_message(OWNER, "/dashboard")
+    await delivered(bot.telegram, "[dashboard] enabled = true")
+    assert "token=" not in str(bot.telegram.sent("sendMessage")[-1].params["text"])
+
+
+async def test_augure_run_serves_it_when_enabled(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI
+) -> None:
+    env = environment(tmp_path) | bot_environment(tmp_path, telegram, llm)
+    env |= {"AUGURE__DASHBOARD__ENABLED": "true", "AUGURE__DASHBOARD__PORT": "0"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "augure",
+        "run",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert process.stdout is not None
+        printed = ""
+        while "token=" not in printed:
+            printed = (await asyncio.wait_for(process.stdout.readline(), 30)).decode().strip()
+        telegram.inject_message(OWNER, "/dashboard")
+        (call,) = await telegram.wait_for(
+            lambda c: c.method == "sendMessage" and "token=" in str(c.params.get("text")),
+            timeout=15,
+        )
+        sent = str(call.params["text"]).split()[-1]
+        assert sent.split("?")[0] == printed.split("?")[0] and sent != printed
+        for link in (printed, sent):  # each works once
+            assert await asyncio.to_thread(_status, link) == 200
+            assert await asyncio.to_thread(_status, link) == 401
+    finally:
+        await _stopped(process)
+    log = (tmp_path / "logs" / "augure.log").read_text(encoding="utf-8")
+    assert "dashboard serving on" in log and "token=" not in log
