@@ -174,7 +174,7 @@ async def test_the_chat_answers_while_five_background_jobs_run(bot: Bot) -> None
 async def test_the_flag_is_offered_only_where_allowed_and_refused_elsewhere(bot: Bot) -> None:
     bot.llm.script(
         tools(
-            ToolCall("datetime", {"background": True}),
+            ToolCall("memory_read", {"background": True}),
             ToolCall("slow_job", {"name": "x", "background": "yes"}),
             ToolCall("slow_job", {"background": True}),
         ),
@@ -183,7 +183,7 @@ async def test_the_flag_is_offered_only_where_allowed_and_refused_elsewhere(bot:
     bot.telegram.inject_message(OWNER, "try")
     await final_reply(bot, "Fine.")
     not_supported, not_a_boolean, missing = tool_results(bot.llm, 1)
-    assert not_supported == "Error: invalid arguments for datetime: background: not supported"
+    assert not_supported == "Error: invalid arguments for memory_read: background: not supported"
     assert (
         not_a_boolean == "Error: invalid arguments for slow_job: background: must be true or false"
     )
@@ -193,7 +193,7 @@ async def test_the_flag_is_offered_only_where_allowed_and_refused_elsewhere(bot:
         t["function"]["name"]: t["function"]["parameters"] for t in bot.llm.requests[0]["tools"]
     }
     assert schemas["slow_job"]["properties"]["background"] == {"type": "boolean"}
-    assert "background" not in schemas["datetime"]["properties"]
+    assert "background" not in schemas["memory_read"]["properties"]
     assert "background" not in schemas["slow_job"].get("required", [])
     assert bot.core is not None and bot.core.tasks is not None
     assert await bot.core.tasks.tasks.list() == []
