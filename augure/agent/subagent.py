@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from augure.agent.turn import ChatModel
-from augure.config import AgentSpec
+from augure.agent_settings import AgentSpec
 from augure.llm import LLMError
 from augure.tools.base import Artifact, RunContext, Tool, ToolResult
 from augure.tools.registry import ToolRegistry

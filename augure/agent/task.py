@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from augure.agent.context import first_sentence
 from augure.agent.subagent import run_subagent
 from augure.agent.turn import ChatModel
-from augure.config import AgentsConfig
+from augure.agent_settings import AgentsConfig
 from augure.tools.base import RunContext, Tool, ToolResult
 
 NAME = "task"

@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import defaultdict
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import httpx
 from telegram import BotCommand, Update
@@ -28,12 +26,18 @@ from telegram.ext import (
 )
 from telegram.request import HTTPXRequest
 
-from augure import __version__
 from augure.agent.turn import Content
 from augure.app import Companion, Core
 from augure.approval.gate import Approver
 from augure.channels.telegram.approvals import approvals_command, on_button
 from augure.channels.telegram.channel import TelegramChannel
+from augure.channels.telegram.commands import (
+    COMMANDS,
+    HELP,
+    jobs_report,
+    memory_report,
+    status_report,
+)
 from augure.channels.telegram.dashboard import dashboard_reply
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
@@ -53,50 +57,13 @@ from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.home import HomeError, HomeLock
-from augure.limits import describe
 from augure.llm import LLMError
 from augure.recovery import recover
-from augure.scheduler.service import local
 from augure.store.audit import new_id
 from augure.store.database import StateError, StoreBusy
 from augure.tools.base import Tool
 
 log = logging.getLogger(__name__)
-
-COMMANDS = {
-    "start": "Introduce the assistant",
-    "help": "What I can do and the commands",
-    "new": "Start a fresh conversation",
-    "status": "Model, uptime and state",
-    "approvals": "Pending approvals and always-allow rules",
-    "usage": "Tokens and cost: last turn, today, total",
-    "memory": "Memory files and sizes",
-    "jobs": "Scheduled jobs",
-    "tasks": "Background tasks, with Cancel buttons",
-    "pause": "Pause scheduled jobs",
-    "resume": "Resume scheduled jobs",
-    "skills": "Skills: state, trigger, last run",
-    "persona": "Choose this chat's persona",
-    "dashboard": "A one-time login link to the web dashboard",
-}
-
-HELP = """I am your personal assistant. Write to me in plain language.
-
-/new — start a fresh conversation (memory files are kept)
-/status — model, uptime and state
-/approvals — pending approvals and always-allow rules (with Revoke buttons)
-/jobs — scheduled jobs; /pause and /resume stop and restart them
-/tasks — background work, with a Cancel button each
-/skills — skills with their state, trigger and last run
-/usage — tokens and estimated cost; /memory — memory files
-/persona — choose this chat's persona (/persona NAME switches)
-/dashboard — a one-time login link to the web dashboard
-
-Send photos, documents, voice notes, locations, contacts and stickers too.
-In a group, mention me or reply to me.
-/help — this message
-
-Anything that acts outside (sending, writing, running code) waits for your Approve."""
 
 Context = ContextTypes.DEFAULT_TYPE
 Handler = Callable[[Update, Context], Coroutine[Any, Any, None]]
@@ -298,28 +265,7 @@ class TelegramBot:
         await self._say(update, "Started a fresh conversation.")
 
     async def _status(self, update: Update, context: Context) -> None:
-        uptime = int(time.time() - self.core.started_at)
-        hours, rest = divmod(uptime, 3600)
-        tools = self.core.registry.list()
-        scheduler = self.core.scheduler
-        zone = ZoneInfo(scheduler.zone)
-        jobs = await scheduler.jobs()
-        pending = await self.core.audit.listing(approval_status="pending")
-        lines = [
-            f"Augure {__version__}",
-            f"Model: {self.core.llm.model}",
-            f"Uptime: {hours}h {rest // 60}m {rest % 60}s",
-            f"Tools: {len(tools)} ({', '.join(t.name for t in tools)})",
-            f"Pending approvals: {len(pending)}",
-            f"Scheduler: {'paused' if await scheduler.paused() else 'active'}, "
-            f"{len(jobs)} job(s)"
-            + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
-        ]
-        limits = await self.core.executor.limits.usage()  # SPEC §10: each with today's use
-        lines += ["Limits:", *(f"• {describe(use)}" for use in limits)] if limits else []
-        mcp = self.core.mcp.status_line() if self.core.mcp else None
-        lines += [self.core.redact(mcp)] if mcp else []  # a server's error may quote a secret
-        await self._say(update, "\n".join(lines))
+        await self._say(update, await status_report(self.core))
 
     async def _approvals(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
@@ -350,13 +296,7 @@ class TelegramBot:
         await on_cancel_button(self.core, update, context)
 
     async def _jobs(self, update: Update, context: Context) -> None:
-        scheduler = self.core.scheduler
-        zone = ZoneInfo(scheduler.zone)
-        jobs = await scheduler.jobs()
-        state = "paused" if await scheduler.paused() else "active"
-        lines = [f"Scheduler: {state} ({scheduler.zone})"]
-        lines += [f"• {job.describe(zone)}" for job in jobs] or ["No scheduled jobs."]
-        await self._say(update, "\n".join(lines))
+        await self._say(update, await jobs_report(self.core))
 
     async def _pause(self, update: Update, context: Context) -> None:
         await self.core.scheduler.set_paused(True)
@@ -439,9 +379,7 @@ class TelegramBot:
         await self._say(update, await usage_report(self.core, str(update.effective_chat.id)))
 
     async def _memory(self, update: Update, context: Context) -> None:
-        files = self.core.memory.list()
-        lines = [f"{name} — {size} bytes" for name, size in files] or ["Memory is empty."]
-        await self._say(update, "Memory files:\n" + "\n".join(lines))
+        await self._say(update, memory_report(self.core))
 
     async def _error(self, update: object, context: Context) -> None:
         error = context.error

@@ -1,0 +1,88 @@
+"""The owner's informational commands: the menu, /help, and the reports /status, /jobs and
+/memory send (plain text, built from the core)."""
+
+from __future__ import annotations
+
+import time
+from zoneinfo import ZoneInfo
+
+from augure import __version__
+from augure.app import Core
+from augure.limits import describe
+from augure.scheduler.service import local
+
+COMMANDS = {
+    "start": "Introduce the assistant",
+    "help": "What I can do and the commands",
+    "new": "Start a fresh conversation",
+    "status": "Model, uptime and state",
+    "approvals": "Pending approvals and always-allow rules",
+    "usage": "Tokens and cost: last turn, today, total",
+    "memory": "Memory files and sizes",
+    "jobs": "Scheduled jobs",
+    "tasks": "Background tasks, with Cancel buttons",
+    "pause": "Pause scheduled jobs",
+    "resume": "Resume scheduled jobs",
+    "skills": "Skills: state, trigger, last run",
+    "persona": "Choose this chat's persona",
+    "dashboard": "A one-time login link to the web dashboard",
+}
+
+HELP = """I am your personal assistant. Write to me in plain language.
+
+/new — start a fresh conversation (memory files are kept)
+/status — model, uptime and state
+/approvals — pending approvals and always-allow rules (with Revoke buttons)
+/jobs — scheduled jobs; /pause and /resume stop and restart them
+/tasks — background work, with a Cancel button each
+/skills — skills with their state, trigger and last run
+/usage — tokens and estimated cost; /memory — memory files
+/persona — choose this chat's persona (/persona NAME switches)
+/dashboard — a one-time login link to the web dashboard
+
+Send photos, documents, voice notes, locations, contacts and stickers too.
+In a group, mention me or reply to me.
+/help — this message
+
+Anything that acts outside (sending, writing, running code) waits for your Approve."""
+
+
+async def status_report(core: Core) -> str:
+    uptime = int(time.time() - core.started_at)
+    hours, rest = divmod(uptime, 3600)
+    tools = core.registry.list()
+    scheduler = core.scheduler
+    zone = ZoneInfo(scheduler.zone)
+    jobs = await scheduler.jobs()
+    pending = await core.audit.listing(approval_status="pending")
+    lines = [
+        f"Augure {__version__}",
+        f"Model: {core.llm.model}",
+        f"Uptime: {hours}h {rest // 60}m {rest % 60}s",
+        f"Tools: {len(tools)} ({', '.join(t.name for t in tools)})",
+        f"Pending approvals: {len(pending)}",
+        f"Scheduler: {'paused' if await scheduler.paused() else 'active'}, "
+        f"{len(jobs)} job(s)"
+        + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
+    ]
+    limits = await core.executor.limits.usage()  # SPEC §10: each with today's use
+    lines += ["Limits:", *(f"• {describe(use)}" for use in limits)] if limits else []
+    mcp = core.mcp.status_line() if core.mcp else None
+    lines += [core.redact(mcp)] if mcp else []  # a server's error may quote a secret
+    return "\n".join(lines)
+
+
+async def jobs_report(core: Core) -> str:
+    scheduler = core.scheduler
+    zone = ZoneInfo(scheduler.zone)
+    jobs = await scheduler.jobs()
+    state = "paused" if await scheduler.paused() else "active"
+    lines = [f"Scheduler: {state} ({scheduler.zone})"]
+    lines += [f"• {job.describe(zone)}" for job in jobs] or ["No scheduled jobs."]
+    return "\n".join(lines)
+
+
+def memory_report(core: Core) -> str:
+    files = core.memory.list()
+    lines = [f"{name} — {size} bytes" for name, size in files] or ["Memory is empty."]
+    return "Memory files:\n" + "\n".join(lines)
