@@ -153,13 +153,4 @@ async def approvals_command(core: Core, delivery: Delivery, chat_id: int) -> Non
         [InlineKeyboardButton(f"Revoke rule {rule.id}", callback_data=f"rv:{rule.id}")]
         for rule in rules[:20]
     ]
-    await delivery.call(
-        chat_id,
-        partial(
-            delivery.bot.send_message,
-            chat_id,
-            "\n".join(lines),
-            parse_mode=ParseMode.HTML,
-            reply_markup=InlineKeyboardMarkup(keyboard) if keyboard else None,
-        ),
-    )
+    await delivery.send_html(chat_id, "\n".join(lines), keyboard)

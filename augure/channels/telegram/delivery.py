@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import TypeVar
 
-from telegram import Bot, Message
-from telegram.constants import ChatAction
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, RetryAfter
 
 from augure.channels.telegram.render import Chunk, render_chunks
@@ -90,6 +90,19 @@ class Delivery:
 
     async def send_text(self, chat_id: int, text: str) -> Message:
         return await self.call(chat_id, partial(self.bot.send_message, chat_id, text))
+
+    async def send_html(
+        self, chat_id: int, html: str, buttons: list[list[InlineKeyboardButton]] | None = None
+    ) -> Message:
+        """Our own HTML (every outside value escaped by the caller), with a button row each."""
+        send = partial(
+            self.bot.send_message,
+            chat_id,
+            html,
+            parse_mode=ParseMode.HTML,
+            reply_markup=InlineKeyboardMarkup(buttons) if buttons else None,
+        )
+        return await self.call(chat_id, send)
 
     @contextlib.asynccontextmanager
     async def typing(self, chat_id: int) -> AsyncIterator[None]:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import html
-from functools import partial
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.constants import ParseMode
+from telegram import InlineKeyboardButton, Update
 from telegram.ext import ContextTypes
 
 from augure.app import Core
@@ -31,16 +29,7 @@ async def tasks_command(core: Core, delivery: Delivery, chat_id: int) -> None:
         for row in rows
         if row.status == "running"
     ]
-    await delivery.call(
-        chat_id,
-        partial(
-            delivery.bot.send_message,
-            chat_id,
-            "\n".join(lines),
-            parse_mode=ParseMode.HTML,
-            reply_markup=InlineKeyboardMarkup(keyboard) if keyboard else None,
-        ),
-    )
+    await delivery.send_html(chat_id, "\n".join(lines), keyboard)
 
 
 async def on_cancel_button(core: Core, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
