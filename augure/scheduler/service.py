@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sqlite3
 import time
@@ -164,28 +165,31 @@ class Scheduler:
         _refuse_skill(job_id)
         now = self.now()
 
-        def update(connection: sqlite3.Connection) -> Job | None:
+        def update(connection: sqlite3.Connection) -> Job | str:
             row = connection.execute(
                 f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)
             ).fetchone()
             if row is None:
-                return None
+                return f"no job {job_id!r}; see `augure jobs list`"
             job = Job.from_row(row)
             # A run that fell due while paused (and no tick skipped it: the bot was stopped)
             # is dropped here, so resuming never runs it late or reports it missed.
             due = job.next_run is not None and datetime.fromisoformat(job.next_run) <= now
+            if due and not paused and not job.cron:
+                connection.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+                return f"{job_id} was a one-time job whose time passed while paused; it was removed"
             next_run = next_fire(job, now) if due and not paused else job.next_run
             connection.execute(
                 "UPDATE jobs SET paused = ?, next_run = ? WHERE id = ?",
                 (int(paused), next_run, job_id),
             )
-            return Job.from_row((*tuple(row)[:6], next_run, *tuple(row)[7:9], paused))
+            return dataclasses.replace(job, paused=paused, next_run=next_run)
 
-        job = await self.db.write(update)
-        if job is None:
-            raise JobError(f"no job {job_id!r}; see `augure jobs list`")
+        outcome = await self.db.write(update)
+        if isinstance(outcome, str):
+            raise JobError(outcome)
         self._wake.set()
-        return job
+        return outcome
 
     async def get(self, job_id: str) -> Job | None:
         row = await self.db.fetchone(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))

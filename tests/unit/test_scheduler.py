@@ -326,3 +326,28 @@ async def test_pausing_an_unknown_job_or_a_skills_schedule_is_refused(store: Sto
             await act("skill:daily-digest")
     listed = await made.get("skill:daily-digest")
     assert listed is not None and not listed.paused
+
+
+async def test_resuming_a_one_shot_whose_time_passed_while_stopped_removes_it(
+    store: Store,
+) -> None:
+    clock, world = Clock(), World()
+    made = scheduler(store, clock, world)
+    await made.create(prompt="call", chat_id="42", run_at="2026-03-27T13:05", job_id="call")
+    await made.pause_job("call")
+    clock.advance(minutes=6)  # no tick: the bot was stopped
+    with pytest.raises(JobError, match="call was a one-time job whose time passed while paused"):
+        await made.resume_job("call")
+    assert await made.jobs() == []
+    assert await tick(made) == 0 and world.turns == []
+
+
+async def test_run_now_runs_a_paused_job_and_keeps_it_paused(store: Store) -> None:
+    clock, world = Clock(), World()
+    made = scheduler(store, clock, world)
+    await made.create(prompt="p", chat_id="42", cron="0 9 * * *", job_id="morning")
+    await made.pause_job("morning")
+    assert await made.request_run("morning")
+    assert await tick(made) == 1 and world.turns == [("job:morning", "p")]
+    after = await made.get("morning")
+    assert after is not None and after.paused
