@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from augure.agent.loop import Agent
 from augure.agent.task import task_tool
@@ -33,7 +33,7 @@ from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.store.tasks import Tasks
 from augure.tools import browser as browser_module
-from augure.tools.base import RunContext, Tool
+from augure.tools.base import Artifact, RunContext, Tool
 from augure.tools.batch import batch
 from augure.tools.browser import browser
 from augure.tools.clock import datetime_tool
@@ -51,6 +51,13 @@ from augure.tools.schedule import schedule
 from augure.tools.web_search import web_search
 
 log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class FileNotifier(Notifier, Protocol):
+    """A notifier that also delivers files (every channel does; a test's outbox may not)."""
+
+    async def deliver(self, chat_id: str, artifact: Artifact) -> None: ...
 
 
 def builtin_tools() -> list[Tool]:
@@ -134,11 +141,14 @@ class Core:
         gate = ApprovalGate(audit, config.approval.timeout_seconds, approvers)
 
         # A background task's result comes back as a turn of its own in its chat (SPEC §8),
-        # delivered like a job's output.
-        async def announce(chat_id: str, content: str) -> None:
+        # delivered like a chat turn: its text, then the task's files and the turn's own.
+        async def announce(chat_id: str, content: str, files: list[Artifact]) -> None:
             reply = await agent.handle(chat_id, content, origin="background")
             if notifier is not None:
                 await notifier.send(chat_id, reply.text)
+                if isinstance(notifier, FileNotifier):
+                    for artifact in [*files, *reply.artifacts]:
+                        await notifier.deliver(chat_id, artifact)
 
         tasks = TaskManager(Tasks(store.db), announce)
         executor = Executor(

@@ -1,4 +1,4 @@
-"""`augure jobs list|add|remove|run`: scheduled jobs from the shell.
+"""`augure jobs list|add|remove|run|pause|resume`: scheduled jobs from the shell.
 
 Only the database is touched; a running bot notices changes within a second.
 """
@@ -6,6 +6,7 @@ Only the database is touched; a running bot notices changes within a second.
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from zoneinfo import ZoneInfo
@@ -19,7 +20,8 @@ from augure.store.db import Store
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     jobs = commands.add_parser("jobs", help="scheduled jobs (default: list)")
     actions = jobs.add_subparsers(dest="action")
-    actions.add_parser("list", help="list the jobs with their next run")
+    listing = actions.add_parser("list", help="list the jobs with their next run")
+    listing.add_argument("--json", action="store_true", help="one JSON array on stdout")
     add = actions.add_parser("add", help="add a job: --cron or --at, and --prompt")
     when = add.add_mutually_exclusive_group(required=True)
     when.add_argument("--cron", help='5 fields, e.g. "0 8 * * 1-5"')
@@ -31,6 +33,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     remove.add_argument("id", help="the job id (see `augure jobs list`)")
     run = actions.add_parser("run", help="run a job now, once (by the running bot)")
     run.add_argument("id", help="the job id (see `augure jobs list`)")
+    pause = actions.add_parser("pause", help="skip a job's runs until it is resumed")
+    pause.add_argument("id", help="the job id (see `augure jobs list`)")
+    resume = actions.add_parser("resume", help="run a paused job again from its next run")
+    resume.add_argument("id", help="the job id (see `augure jobs list`)")
 
 
 @asynccontextmanager
@@ -57,6 +63,9 @@ async def jobs(config: Config, args: argparse.Namespace) -> int:
         action = args.action or "list"
         if action == "list":
             listed = await scheduler.jobs()
+            if getattr(args, "json", False):
+                print(json.dumps([job.as_json() for job in listed]))
+                return 0
             zone = ZoneInfo(scheduler.zone)
             paused = " (paused: /resume in Telegram)" if await scheduler.paused() else ""
             print(f"Scheduler zone {scheduler.zone}{paused}")
@@ -87,6 +96,17 @@ async def jobs(config: Config, args: argparse.Namespace) -> int:
             if not removed:
                 raise UsageError(f"no job {args.id!r}; see `augure jobs list`")
             print(f"Removed job {args.id}.")
+            return 0
+        if action in ("pause", "resume"):
+            try:
+                if action == "pause":
+                    await scheduler.pause_job(args.id)
+                    print(f"Paused job {args.id}: its runs are skipped until it is resumed.")
+                else:
+                    job = await scheduler.resume_job(args.id)
+                    print(f"Resumed job {args.id}: {job.describe(ZoneInfo(scheduler.zone))}")
+            except JobError as exc:
+                raise UsageError(str(exc)) from None
             return 0
         if not await scheduler.request_run(args.id):
             raise UsageError(f"no job {args.id!r}; see `augure jobs list`")

@@ -92,11 +92,16 @@ def sample(db: sqlite3.Connection, now: float, rng: random.Random) -> None:
             ("deny", "http:host=evil.example", "cli", now),
         ],
     )
-    db.execute(
-        "INSERT INTO jobs (id, cron, timezone, prompt, chat_id, next_run, created_at) "
-        "VALUES ('morning', '0 8 * * *', 'UTC', 'Summarise my unread email', '1001', ?, ?)",
-        (time.strftime("%Y-%m-%dT08:00:00+00:00", time.gmtime(now + DAY)), now),
+    tomorrow = time.strftime("%Y-%m-%d", time.gmtime(now + DAY))
+    db.executemany(
+        "INSERT INTO jobs (id, cron, timezone, prompt, chat_id, next_run, created_at, paused) "
+        "VALUES (?, ?, 'UTC', ?, '1001', ?, ?, ?)",
+        [
+            ("morning", "0 8 * * *", "Summarise my email", f"{tomorrow}T08:00:00+00:00", now, 0),
+            ("plants", "30 18 * * *", "Water the plants?", f"{tomorrow}T18:30:00+00:00", now, 1),
+        ],
     )
+    tasks(db, now)
     db.executemany(
         "INSERT INTO usage (chat_id, model, prompt_tokens, completion_tokens, llm_calls, "
         "created_at) VALUES ('1001', 'gpt-4o-mini', ?, ?, 1, ?)",
@@ -105,6 +110,26 @@ def sample(db: sqlite3.Connection, now: float, rng: random.Random) -> None:
             for _ in range(400)
         ],
     )
+
+
+def tasks(db: sqlite3.Connection, now: float) -> None:
+    """Background tasks: the standalone dashboard runs none, so none shows a Cancel button."""
+    db.executemany(
+        "INSERT INTO tasks (id, chat_id, tool, arguments, status, progress, result, "
+        "created_at, finished_at) VALUES (?, '1001', ?, ?, ?, ?, ?, ?, ?)",
+        [
+            ("k7d2qa", "opencode", json.dumps({"task": "add tests for the parser"}), "done",
+             "running pytest", "All 42 tests pass; the parser handles empty input now.",
+             now - 3 * 3600, now - 3 * 3600 + 412),
+            ("p3x9mr", "browser", json.dumps({"url": "https://example.com/pricing"}), "done",
+             None, "<untrusted_content source=\"browser\">\n<script>alert('hi')</script> Pro plan: "
+             "12 EUR a month\n</untrusted_content>", now - 1800, now - 1790),
+            ("w4h8tn", "sandbox_exec", json.dumps({"command": "make release"}), "failed",
+             "step 3 of 5", "Error: sandbox_exec failed: exit status 2", now - 900, now - 880),
+            ("c2m6vb", "web_search", json.dumps({"query": "train times"}), "cancelled",
+             None, "Cancelled by the owner.", now - 600, now - 590),
+        ],
+    )  # fmt: skip
 
 
 def pending(home: Path) -> None:
@@ -178,6 +203,7 @@ async def screenshots(root: str, cookie: str, folder: Path) -> None:
         "invocation": "/invocations/hostile1",
         "rules": "/rules",
         "jobs": "/jobs",
+        "tasks": "/tasks",
         "skills": "/skills",
         "usage": "/usage",
         "memory": "/memory?path=identity.md",

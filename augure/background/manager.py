@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 from augure.store.tasks import Status, Tasks
 from augure.tools.executor import Call, Work
-from augure.tools.result import ToolResult, render
+from augure.tools.result import Artifact, ToolResult, render
 
 log = logging.getLogger(__name__)
 
-# Runs a turn in `chat_id` (origin `background`) with this content and delivers its reply.
-Announce = Callable[[str, str], Awaitable[None]]
+# Runs a turn in `chat_id` (origin `background`) with this content and delivers its reply,
+# then the files the task produced (a screenshot, a document).
+Announce = Callable[[str, str, list[Artifact]], Awaitable[None]]
 CANCELLED = "Cancelled by the owner."
 PROGRESS_SECONDS = 1.0  # at most one progress write per task per second
 CANCEL_WAIT_SECONDS = 10.0  # a sandbox's kill waits up to 5 s for its pipes
@@ -111,17 +112,19 @@ class TaskManager:
         self._running.pop(entry.id, None)
         if entry.flush is not None:
             entry.flush.cancel()
-        status, text = _outcome(entry, work)
+        status, text, files = _outcome(entry, work)
         if not await self.tasks.finish(entry.id, status, text, entry.line):
             return  # ended otherwise meanwhile
         if status != "cancelled":
-            await self._report_back(entry, status, text)
+            await self._report_back(entry, status, text, files)
 
-    async def _report_back(self, entry: _Running, status: Status, text: str) -> None:
+    async def _report_back(
+        self, entry: _Running, status: Status, text: str, files: list[Artifact]
+    ) -> None:
         ended = "finished" if status == "done" else "failed"
         content = f"[Background task {entry.id} ({entry.tool}) {ended}. Its result:]\n{text}"
         try:
-            await self.announce(entry.chat_id, content)
+            await self.announce(entry.chat_id, content, files)
         except Exception:
             # Left unreported: the next start tells the owner where the result is.
             log.exception("could not report background task %s", entry.id)
@@ -154,13 +157,14 @@ class TaskManager:
                 return
 
 
-def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> tuple[Status, str]:
+def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> tuple[Status, str, list[Artifact]]:
+    """The task's status, its result as the model reads it, and the files it produced."""
     if work.cancelled():
-        return "cancelled", CANCELLED
+        return "cancelled", CANCELLED, []
     failure = work.exception()
     if failure is not None:
         # Only the kind: an unexpected error's text may quote what it was handling.
         log.error("background task %s failed", entry.id, exc_info=failure)
-        return "failed", f"Error: {entry.tool} failed: {type(failure).__name__}"
+        return "failed", f"Error: {entry.tool} failed: {type(failure).__name__}", []
     result = work.result()
-    return ("done" if result.success else "failed"), render(result)
+    return ("done" if result.success else "failed"), render(result), result.artifacts

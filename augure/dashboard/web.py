@@ -31,8 +31,12 @@ NOTES = {
     "decided": "That request was already decided.",
     "revoked": "Rule revoked.",
     "gone": "That no longer exists.",
-    "paused": "Scheduled jobs paused.",
-    "resumed": "Scheduled jobs resumed.",
+    "paused": "All scheduled jobs paused.",
+    "resumed": "All scheduled jobs resumed.",
+    "job-paused": "Job paused: its runs are skipped until it is resumed.",
+    "job-resumed": "Job resumed: it runs again from its next run.",
+    "cancelled": "Task cancelled; its work was stopped.",
+    "ended": "That task was no longer running; nothing was cancelled.",
     "requested": "The job will run within a second or two (or when the scheduler next runs).",
 }
 

@@ -17,26 +17,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
-import re
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from apscheduler.triggers.cron import CronTrigger
-
+from augure.scheduler.jobs import (
+    JOB_COLUMNS,
+    JOB_ID,
+    TICK,
+    Job,
+    latest_fire,
+    next_fire,
+    parse_run_at,
+)
+from augure.scheduler.jobs import JobError as JobError
+from augure.scheduler.jobs import cron_trigger as cron_trigger
+from augure.scheduler.jobs import local as local
 from augure.store.db import Store
 
 log = logging.getLogger(__name__)
 
-JOB_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 POLL_SECONDS = 1.0  # how soon changes made by the CLI are noticed
-TICK = timedelta(microseconds=1)  # "strictly after": triggers return times at or after `now`
-MAX_COALESCE_STEPS = 100_000
 REDELIVER_SECONDS = 60.0  # an undelivered reply is offered again this often
 PAUSED_KEY = "scheduler.paused"
 
@@ -50,69 +56,6 @@ class Notifier(Protocol):
     """Implemented by a channel: deliver a message to a chat outside any turn."""
 
     async def send(self, chat_id: str, markdown: str) -> None: ...
-
-
-class JobError(ValueError):
-    """A job that cannot be created as asked; the message is fit for the owner."""
-
-
-@dataclass(frozen=True)
-class Job:
-    id: str
-    cron: str | None
-    run_at: str | None
-    timezone: str
-    prompt: str
-    chat_id: str
-    next_run: str | None
-    last_run: str | None
-    last_outcome: str | None
-
-    def describe(self, zone: ZoneInfo) -> str:
-        when = f"cron `{self.cron}` ({self.timezone})" if self.cron else f"once ({self.timezone})"
-        next_run = local(self.next_run, zone) if self.next_run else "none"
-        last = f"{local(self.last_run, zone)} {self.last_outcome}" if self.last_run else "never"
-        return f"{self.id}: {when}; next {next_run}; last {last}; prompt: {self.prompt[:80]}"
-
-
-def local(instant: str, zone: ZoneInfo) -> str:
-    return datetime.fromisoformat(instant).astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
-
-
-def cron_trigger(expression: str, zone: str) -> CronTrigger:
-    if len(expression.split()) != 5:
-        raise JobError(f"cron must have 5 fields (minute hour day month weekday): {expression!r}")
-    try:
-        return CronTrigger.from_crontab(expression, timezone=ZoneInfo(zone))
-    except ValueError as exc:
-        raise JobError(f"invalid cron {expression!r}: {exc}") from None
-
-
-def parse_run_at(text: str, zone: str, now: datetime) -> datetime:
-    """ISO 8601; without an offset it is read in `zone`. Must be in the future."""
-    try:
-        instant = datetime.fromisoformat(text)
-    except ValueError:
-        raise JobError(f"run_at {text!r} is not ISO 8601 (e.g. 2026-12-24T18:00)") from None
-    if instant.tzinfo is None:
-        instant = instant.replace(tzinfo=ZoneInfo(zone))
-    if instant <= now:
-        raise JobError(f"run_at {text} is in the past")
-    return instant.astimezone(UTC)
-
-
-def latest_fire(job: Job, first_due: datetime, now: datetime) -> datetime:
-    """The last fire time at or before `now`: missed runs of a recurring job coalesce to it."""
-    if not job.cron:
-        return first_due
-    trigger = cron_trigger(job.cron, job.timezone)
-    latest = first_due
-    for _ in range(MAX_COALESCE_STEPS):
-        following = trigger.get_next_fire_time(latest, latest + TICK)
-        if following is None or following > now:
-            break
-        latest = following
-    return latest.astimezone(UTC)
 
 
 class Scheduler:
@@ -207,28 +150,58 @@ class Scheduler:
     async def remove(self, job_id: str) -> bool:
         """Delete one of the owner's jobs. A skill's schedule belongs to the skill: removing
         it here would bypass manage_skill's approval."""
-        if job_id.startswith(SKILL_JOB_PREFIX):
-            raise JobError(
-                f"{job_id} is a skill's schedule: pause or delete the skill instead "
-                "(manage_skill, /skills, augure skills)"
-            )
+        _refuse_skill(job_id)
         return await self.delete(job_id)
 
+    async def pause_job(self, job_id: str) -> Job:
+        """Skip the job's runs until it is resumed; its schedule stays as it is."""
+        return await self._set_job_paused(job_id, True)
+
+    async def resume_job(self, job_id: str) -> Job:
+        """Run the job again from its next run on: what fell while paused is not caught up."""
+        return await self._set_job_paused(job_id, False)
+
+    async def _set_job_paused(self, job_id: str, paused: bool) -> Job:
+        _refuse_skill(job_id)
+        now = self.now()
+
+        def update(connection: sqlite3.Connection) -> Job | str:
+            row = connection.execute(
+                f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)
+            ).fetchone()
+            if row is None:
+                return f"no job {job_id!r}; see `augure jobs list`"
+            job = Job.from_row(row)
+            # A run that fell due while paused (and no tick skipped it: the bot was stopped)
+            # is dropped here, so resuming never runs it late or reports it missed.
+            due = job.next_run is not None and datetime.fromisoformat(job.next_run) <= now
+            if due and not paused and not job.cron:
+                connection.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+                return f"{job_id} was a one-time job whose time passed while paused; it was removed"
+            next_run = next_fire(job, now) if due and not paused else job.next_run
+            connection.execute(
+                "UPDATE jobs SET paused = ?, next_run = ? WHERE id = ?",
+                (int(paused), next_run, job_id),
+            )
+            return dataclasses.replace(job, paused=paused, next_run=next_run)
+
+        outcome = await self.db.write(update)
+        if isinstance(outcome, str):
+            raise JobError(outcome)
+        self._wake.set()
+        return outcome
+
     async def get(self, job_id: str) -> Job | None:
-        row = await self.db.fetchone(
-            "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
-            "last_outcome FROM jobs WHERE id = ?",
-            (job_id,),
-        )
-        return Job(*row) if row else None
+        row = await self.db.fetchone(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        return Job.from_row(row) if row else None
 
     async def jobs(self) -> list[Job]:
         """The owner's jobs; skills' schedules are listed with the skills (/skills)."""
         return [
-            Job(*row)
+            Job.from_row(row)
             for row in await self.db.fetchall(
-                "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
-                "last_outcome FROM jobs WHERE skill IS NULL ORDER BY next_run IS NULL, next_run, id"
+                f"SELECT {JOB_COLUMNS} FROM jobs WHERE skill IS NULL "
+                "ORDER BY next_run IS NULL, next_run, id"
             )
         ]
 
@@ -318,21 +291,23 @@ class Scheduler:
         now = self.now()
         rows = list(
             await self.db.fetchall(
-                "SELECT id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, "
-                "last_outcome, run_requested FROM jobs "
+                f"SELECT {JOB_COLUMNS}, run_requested FROM jobs "
                 "WHERE run_requested = 1 OR (next_run IS NOT NULL AND next_run <= ?)",
                 (now.isoformat(),),
             )
         )
         await self._redeliver()
         for row in rows:
-            job, requested = Job(*row[:9]), bool(row[9])
-            if requested:
+            job, requested = Job.from_row(row), bool(row[10])
+            if requested:  # "run now" is the owner's explicit ask: a paused job runs too
                 await self._clear_request(job.id)
                 started += await self._claim(job, now, now, manual=True)
             if job.next_run and datetime.fromisoformat(job.next_run) <= now:
                 scheduled = latest_fire(job, datetime.fromisoformat(job.next_run), now)
-                started += await self._due(job, scheduled, now)
+                if job.paused:
+                    await self._skip(job, scheduled, now)
+                else:
+                    started += await self._due(job, scheduled, now)
         return started
 
     async def _due(self, job: Job, scheduled: datetime, now: datetime) -> list[asyncio.Task[None]]:
@@ -353,12 +328,21 @@ class Scheduler:
             return []
         return await self._claim(job, scheduled, now)
 
+    async def _skip(self, job: Job, scheduled: datetime, now: datetime) -> None:
+        """A paused job's run: recorded as skipped, not run; a one-shot has no other run."""
+        await self._advance(job, now)
+        await self._record(job.id, scheduled, "skipped", job.chat_id, finished=True)
+        await self._outcome(job.id, scheduled, "skipped (paused)")
+        if not job.cron:
+            await self.delete(job.id)
+            when = local(scheduled.isoformat(), ZoneInfo(job.timezone))
+            await self._tell(
+                job.chat_id, f"Skipped one-time job {job.id} ({when}): it was paused at its time."
+            )
+
     async def _advance(self, job: Job, now: datetime) -> None:
         """Move the job past `now` (coalescing missed runs); a one-shot has no next run."""
-        next_run = None
-        if job.cron:
-            upcoming = cron_trigger(job.cron, job.timezone).get_next_fire_time(None, now + TICK)
-            next_run = upcoming.astimezone(UTC).isoformat() if upcoming else None
+        next_run = next_fire(job, now) if job.cron else None
         await self.db.execute("UPDATE jobs SET next_run = ? WHERE id = ?", (next_run, job.id))
 
     async def _claim(
@@ -476,3 +460,11 @@ class Scheduler:
             log.exception("could not deliver to %s", chat_id)
             return False
         return True
+
+
+def _refuse_skill(job_id: str) -> None:
+    if job_id.startswith(SKILL_JOB_PREFIX):
+        raise JobError(
+            f"{job_id} is a skill's schedule: pause or delete the skill instead "
+            "(manage_skill, /skills, augure skills)"
+        )

@@ -195,4 +195,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX invocations_by_status ON invocations(status, created_at);
     CREATE INDEX invocations_by_origin ON invocations(origin, created_at);
     """,
+    # A job paused on its own (SPEC §12): the scheduler skips its runs and keeps its schedule.
+    """
+    ALTER TABLE jobs ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

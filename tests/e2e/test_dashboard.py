@@ -204,15 +204,15 @@ async def test_pause_resume_and_run_a_job_now(served: Served) -> None:
     _, page = await served.logged_in()
     await page.goto(f"{served.root}/jobs")
     assert await page.locator("#scheduler-state").inner_text() == "active"
-    await page.click("text=Pause jobs")
+    await page.click("text=Pause all jobs")
     await expect(page.locator("#scheduler-state")).to_have_text("paused")
     assert await scheduler.paused()
-    await page.click("text=Resume jobs")
+    await page.click("text=Resume all jobs")
     await expect(page.locator("#scheduler-state")).to_have_text("active")
     assert not await scheduler.paused()
 
     served.bot.llm.script(text("The word is ubiquity."))
-    await page.locator("#job-word button").click()
+    await page.locator("#job-word button:has-text('Run now')").click()
     assert "will run" in await page.locator(".note").inner_text()
     await delivered(served.bot.telegram, "The word is ubiquity.")
 

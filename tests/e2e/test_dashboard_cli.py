@@ -16,6 +16,7 @@ from pathlib import Path
 from augure.home import HomeLock
 from augure.store.audit import Audit
 from augure.store.db import Store
+from augure.store.tasks import Tasks
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, delivered, environment
 from tests.fakes.openai import FakeOpenAI
@@ -173,3 +174,21 @@ async def test_augure_run_serves_it_when_enabled(
         await _stopped(process)
     log = (tmp_path / "logs" / "augure.log").read_text(encoding="utf-8")
     assert "dashboard serving on" in log and "token=" not in log
+
+
+async def test_standalone_the_tasks_page_lists_and_offers_no_cancel(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "state.db")
+    task_id = await Tasks(store.db).create("1001", "slow_job", {"name": "left"})
+    await store.close()  # left `running` by a bot that stopped: no process runs it here
+    process, link = await _started(tmp_path)
+    try:
+        root = link.split("/login")[0]
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        await asyncio.to_thread(lambda: opener.open(link, timeout=10).read())
+        page = await asyncio.to_thread(
+            lambda: opener.open(f"{root}/tasks", timeout=10).read().decode()
+        )
+    finally:
+        await _stopped(process)
+    assert f'id="task-{task_id}"' in page and "slow_job" in page
+    assert "/cancel" not in page

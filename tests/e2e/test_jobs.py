@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -147,3 +148,33 @@ async def test_a_job_survives_kill_9_and_fires_exactly_once(tmp_path: Path) -> N
         assert sum("Survived." in m["text"] for m in telegram.messages(OWNER)) == 1
         process.terminate()
         await asyncio.wait_for(process.wait(), 10)
+
+
+async def test_one_job_paused_from_the_cli_shows_in_jobs_and_json_and_resumes(bot: Bot) -> None:
+    assert bot.core is not None
+    await hello(bot.telegram)
+    for job_id in ("digest", "backup"):
+        await bot.core.scheduler.create(
+            prompt=job_id, chat_id=str(OWNER), cron="0 8 * * *", job_id=job_id
+        )
+    env = environment(bot.home, {"AUGURE_ALLOWED_USERS": str(OWNER)})
+    code, out, err = await augure("jobs", "pause", "digest", env=env)
+    assert code == 0 and "Paused job digest" in out, err
+    bot.telegram.inject_message(OWNER, "/jobs")
+    await delivered(bot.telegram, "Scheduler: active")
+    listing = bot.telegram.messages(OWNER)[-1]["text"]
+    assert "digest (paused): cron" in listing
+    assert "backup: cron" in listing and "backup (paused)" not in listing
+    code, out, _ = await augure("jobs", "list", "--json", env=env)
+    assert code == 0
+    assert {job["id"]: job["paused"] for job in json.loads(out)} == {
+        "digest": True,
+        "backup": False,
+    }
+    code, out, _ = await augure("jobs", "resume", "digest", env=env)
+    assert code == 0 and "Resumed job digest" in out
+    digest = await bot.core.scheduler.get("digest")
+    assert digest is not None and not digest.paused
+    code, _, err = await augure("jobs", "pause", "nope", env=env)
+    assert code == 1
+    assert err.strip().splitlines() == ["augure: no job 'nope'; see `augure jobs list`"]

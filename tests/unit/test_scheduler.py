@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -260,3 +261,93 @@ async def test_a_skills_schedule_cannot_be_removed_as_a_job(store: Store) -> Non
     with pytest.raises(JobError, match="skill's schedule"):
         await made.remove("skill:daily-digest")
     assert await made.unschedule_skill("daily-digest")
+
+
+async def test_a_paused_job_does_not_fire_keeps_its_schedule_and_fires_again_once_resumed(
+    store: Store,
+) -> None:
+    clock, world = Clock(), World()
+    made = scheduler(store, clock, world)
+    job = await made.create(prompt="brief me", chat_id="42", cron="0 9 * * *", job_id="brief")
+    other = await made.create(prompt="other", chat_id="42", cron="0 9 * * *", job_id="other")
+    paused = await made.pause_job("brief")
+    assert paused.paused and "(paused)" in paused.describe(ZoneInfo("Europe/Paris"))
+    assert job.next_run is not None and other.next_run == job.next_run
+    clock.now = datetime.fromisoformat(job.next_run)
+    assert await tick(made) == 1  # only the other job
+    assert world.turns == [("job:other", "other")]
+    skipped = await made.get("brief")
+    assert skipped is not None and skipped.paused and skipped.cron == "0 9 * * *"
+    assert skipped.next_run == "2026-03-29T07:00:00+00:00"  # the next run, not caught up later
+    resumed = await made.resume_job("brief")
+    assert not resumed.paused and resumed.next_run == skipped.next_run
+    assert await tick(made) == 0  # the run skipped while paused is not caught up
+    clock.now = datetime.fromisoformat(skipped.next_run)
+    assert await tick(made) == 2
+    assert ("job:brief", "brief me") in world.turns
+
+
+async def test_a_run_missed_while_paused_and_stopped_is_not_caught_up_on_resume(
+    store: Store,
+) -> None:
+    clock, world = Clock(), World()
+    made = scheduler(store, clock, world)
+    job = await made.create(prompt="p", chat_id="42", cron="0 9 * * *", job_id="morning")
+    await made.pause_job("morning")
+    assert job.next_run is not None
+    # No tick while paused (the bot was stopped); resumed within the misfire grace.
+    clock.now = datetime.fromisoformat(job.next_run) + timedelta(seconds=10)
+    resumed = await made.resume_job("morning")
+    assert resumed.next_run is not None and resumed.next_run > clock.now.isoformat()
+    assert await tick(made) == 0 and world.turns == [] and world.delivered == []
+
+
+async def test_a_paused_one_shot_past_its_time_is_skipped_and_the_owner_told(
+    store: Store,
+) -> None:
+    clock, world = Clock(), World()
+    made = scheduler(store, clock, world)
+    await made.create(prompt="call", chat_id="42", run_at="2026-03-27T13:05", job_id="call")
+    await made.pause_job("call")
+    clock.advance(minutes=6)
+    assert await tick(made) == 0 and world.turns == []
+    assert await made.jobs() == []
+    ((chat, notice),) = world.delivered
+    assert chat == "42" and "call" in notice and "paused" in notice
+
+
+async def test_pausing_an_unknown_job_or_a_skills_schedule_is_refused(store: Store) -> None:
+    made = scheduler(store, Clock(), World())
+    await made.schedule_skill("daily-digest", "0 8 * * *", None)
+    for act in (made.pause_job, made.resume_job):
+        with pytest.raises(JobError, match="no job 'nope'"):
+            await act("nope")
+        with pytest.raises(JobError, match="skill's schedule: pause or delete the skill"):
+            await act("skill:daily-digest")
+    listed = await made.get("skill:daily-digest")
+    assert listed is not None and not listed.paused
+
+
+async def test_resuming_a_one_shot_whose_time_passed_while_stopped_removes_it(
+    store: Store,
+) -> None:
+    clock, world = Clock(), World()
+    made = scheduler(store, clock, world)
+    await made.create(prompt="call", chat_id="42", run_at="2026-03-27T13:05", job_id="call")
+    await made.pause_job("call")
+    clock.advance(minutes=6)  # no tick: the bot was stopped
+    with pytest.raises(JobError, match="call was a one-time job whose time passed while paused"):
+        await made.resume_job("call")
+    assert await made.jobs() == []
+    assert await tick(made) == 0 and world.turns == []
+
+
+async def test_run_now_runs_a_paused_job_and_keeps_it_paused(store: Store) -> None:
+    clock, world = Clock(), World()
+    made = scheduler(store, clock, world)
+    await made.create(prompt="p", chat_id="42", cron="0 9 * * *", job_id="morning")
+    await made.pause_job("morning")
+    assert await made.request_run("morning")
+    assert await tick(made) == 1 and world.turns == [("job:morning", "p")]
+    after = await made.get("morning")
+    assert after is not None and after.paused

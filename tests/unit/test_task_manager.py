@@ -16,7 +16,7 @@ from augure.store.db import Store
 from augure.store.tasks import Tasks
 from augure.tools.base import RunContext
 from augure.tools.executor import Call, Started
-from augure.tools.result import ToolResult
+from augure.tools.result import Artifact, ToolResult
 
 Work = Callable[[Started], Coroutine[Any, Any, ToolResult]]
 
@@ -37,10 +37,12 @@ class Harness:
         self.home = home
         self.tasks = CountingTasks(store.db)
         self.announced: list[tuple[str, str]] = []
+        self.files: list[Artifact] = []
         self.manager = TaskManager(self.tasks, self.announce)
 
-    async def announce(self, chat_id: str, content: str) -> None:
+    async def announce(self, chat_id: str, content: str, files: list[Artifact]) -> None:
         self.announced.append((chat_id, content))
+        self.files += files
 
     def call(self) -> Call:
         ctx = RunContext(

@@ -1,8 +1,5 @@
 """The dashboard's pages, in menu order (SPEC §12). A page is one module here (its `PAGE`)
 and its template(s); adding one is adding it to this list.
-
-The background-tasks page (list and cancel, SPEC §12) comes from the orchestration branch:
-it is added as `pages/tasks.py` + `templates/tasks.html`, listed after "Skills" below.
 """
 
 from __future__ import annotations
@@ -15,6 +12,7 @@ from augure.dashboard.pages import (
     overview,
     rules,
     skills,
+    tasks,
     usage,
 )
 from augure.dashboard.web import Page
@@ -26,7 +24,7 @@ PAGES: tuple[Page, ...] = (
     rules.PAGE,
     jobs.PAGE,
     skills.PAGE,
-    # background tasks: tasks.PAGE goes here
+    tasks.PAGE,
     usage.PAGE,
     memory.PAGE,
 )

@@ -1,5 +1,6 @@
-"""Jobs: the scheduled jobs; pause and resume the scheduler (as /pause and /resume do), and
-run one job now without changing its schedule."""
+"""Jobs: the scheduled jobs; pause and resume the whole scheduler (as /pause and /resume do)
+or one job (as `augure jobs pause ID` does), and run one job now without changing its
+schedule."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from starlette.routing import Route
 
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page, back
-from augure.scheduler.service import local
+from augure.scheduler.service import JobError, local
 
 
 def routes(dash: Dash) -> list[Route]:
@@ -43,6 +44,20 @@ def routes(dash: Dash) -> list[Route]:
         await scheduler.set_paused(False)
         return back("/jobs", "resumed")
 
+    async def pause_one(request: Request, session: Session, form: FormData) -> Response:
+        try:
+            await scheduler.pause_job(request.path_params["id"])
+        except JobError:
+            return back("/jobs", "gone")
+        return back("/jobs", "job-paused")
+
+    async def resume_one(request: Request, session: Session, form: FormData) -> Response:
+        try:
+            await scheduler.resume_job(request.path_params["id"])
+        except JobError:
+            return back("/jobs", "gone")
+        return back("/jobs", "job-resumed")
+
     async def run_now(request: Request, session: Session, form: FormData) -> Response:
         requested = await scheduler.request_run(request.path_params["id"])
         return back("/jobs", "requested" if requested else "gone")
@@ -52,6 +67,8 @@ def routes(dash: Dash) -> list[Route]:
         dash.action("/jobs/pause", pause),
         dash.action("/jobs/resume", resume),
         dash.action("/jobs/{id}/run", run_now),
+        dash.action("/jobs/{id}/pause", pause_one),
+        dash.action("/jobs/{id}/resume", resume_one),
     ]
 
 

@@ -1,0 +1,69 @@
+"""Background tasks (SPEC §12): running ones first, then the newest, a page at a time; each
+running one has a Cancel button that goes through the task manager, as /tasks's button and
+`task_cancel` do, so its work (and any process it started) is stopped.
+
+Only the process running a task can stop it: served by `augure dashboard` (no bot), this
+process runs none, so the page lists and offers no Cancel.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from augure.background.tools import elapsed, excerpt
+from augure.dashboard.auth import Session
+from augure.dashboard.web import Dash, Page, back
+
+PAGE_SIZE = 50
+EXCERPT = 200  # characters of a result in the listing
+
+
+def page_number(text: str | None) -> int:
+    try:
+        return max(1, int(text or 1))
+    except ValueError:
+        return 1
+
+
+def routes(dash: Dash) -> list[Route]:
+    manager = dash.core.tasks
+    assert manager is not None, "the core always builds the task manager"
+
+    async def listing(request: Request, session: Session) -> Response:
+        number = page_number(request.query_params.get("page"))
+        rows = await manager.tasks.list(limit=PAGE_SIZE + 1, offset=(number - 1) * PAGE_SIZE)
+        cancellable = set(manager.running())
+        tasks = [
+            {
+                "row": row,
+                "arguments": json.dumps(row.arguments, ensure_ascii=False, sort_keys=True),
+                "elapsed": elapsed(row.elapsed()),
+                "result": excerpt(row.result, EXCERPT, marked=False),
+                "cancellable": row.id in cancellable,
+            }
+            for row in rows[:PAGE_SIZE]
+        ]
+        return dash.render(
+            request,
+            "tasks.html",
+            session,
+            tasks=tasks,
+            page=number,
+            more=len(rows) > PAGE_SIZE,
+        )
+
+    async def cancel(request: Request, session: Session, form: FormData) -> Response:
+        task_id = request.path_params["id"]
+        await manager.cancel(task_id)
+        row = await manager.tasks.get(task_id)
+        return back("/tasks", "cancelled" if row and row.status == "cancelled" else "ended")
+
+    return [dash.page("/tasks", listing), dash.action("/tasks/{id}/cancel", cancel)]
+
+
+PAGE = Page("Tasks", "/tasks", routes)

@@ -1,0 +1,127 @@
+"""The jobs as stored: a 5-field cron or a one-shot instant (UTC) beside its IANA zone, and
+the fire-time arithmetic APScheduler's CronTrigger does for them."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from apscheduler.triggers.cron import CronTrigger
+
+JOB_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+TICK = timedelta(microseconds=1)  # "strictly after": triggers return times at or after `now`
+MAX_COALESCE_STEPS = 100_000
+# The columns a `Job` is read from, in its fields' order.
+JOB_COLUMNS = (
+    "id, cron, run_at, timezone, prompt, chat_id, next_run, last_run, last_outcome, paused"
+)
+
+
+class JobError(ValueError):
+    """A job that cannot be created as asked; the message is fit for the owner."""
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    cron: str | None
+    run_at: str | None
+    timezone: str
+    prompt: str
+    chat_id: str
+    next_run: str | None
+    last_run: str | None
+    last_outcome: str | None
+    paused: bool = False  # its runs are skipped, its schedule kept
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | tuple[object, ...]) -> Job:
+        """A row of `JOB_COLUMNS`."""
+        values: tuple[Any, ...] = tuple(row)
+        return cls(
+            id=values[0],
+            cron=values[1],
+            run_at=values[2],
+            timezone=values[3],
+            prompt=values[4],
+            chat_id=values[5],
+            next_run=values[6],
+            last_run=values[7],
+            last_outcome=values[8],
+            paused=bool(values[9]),
+        )
+
+    def describe(self, zone: ZoneInfo) -> str:
+        when = f"cron `{self.cron}` ({self.timezone})" if self.cron else f"once ({self.timezone})"
+        next_run = local(self.next_run, zone) if self.next_run else "none"
+        last = f"{local(self.last_run, zone)} {self.last_outcome}" if self.last_run else "never"
+        state = " (paused)" if self.paused else ""
+        return f"{self.id}{state}: {when}; next {next_run}; last {last}; prompt: {self.prompt[:80]}"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "cron": self.cron,
+            "run_at": self.run_at,
+            "timezone": self.timezone,
+            "prompt": self.prompt,
+            "chat_id": self.chat_id,
+            "next_run": self.next_run,
+            "last_run": self.last_run,
+            "last_outcome": self.last_outcome,
+            "paused": self.paused,
+        }
+
+
+def local(instant: str, zone: ZoneInfo) -> str:
+    return datetime.fromisoformat(instant).astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def cron_trigger(expression: str, zone: str) -> CronTrigger:
+    if len(expression.split()) != 5:
+        raise JobError(f"cron must have 5 fields (minute hour day month weekday): {expression!r}")
+    try:
+        return CronTrigger.from_crontab(expression, timezone=ZoneInfo(zone))
+    except ValueError as exc:
+        raise JobError(f"invalid cron {expression!r}: {exc}") from None
+
+
+def parse_run_at(text: str, zone: str, now: datetime) -> datetime:
+    """ISO 8601; without an offset it is read in `zone`. Must be in the future."""
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        raise JobError(f"run_at {text!r} is not ISO 8601 (e.g. 2026-12-24T18:00)") from None
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=ZoneInfo(zone))
+    if instant <= now:
+        raise JobError(f"run_at {text} is in the past")
+    return instant.astimezone(UTC)
+
+
+def latest_fire(job: Job, first_due: datetime, now: datetime) -> datetime:
+    """The last fire time at or before `now`: missed runs of a recurring job coalesce to it."""
+    if not job.cron:
+        return first_due
+    trigger = cron_trigger(job.cron, job.timezone)
+    latest = first_due
+    for _ in range(MAX_COALESCE_STEPS):
+        following = trigger.get_next_fire_time(latest, latest + TICK)
+        if following is None or following > now:
+            break
+        latest = following
+    return latest.astimezone(UTC)
+
+
+def next_fire(job: Job, now: datetime) -> str | None:
+    """The job's first run strictly after `now`; a one-shot has none once its time is past."""
+    if job.cron:
+        upcoming = cron_trigger(job.cron, job.timezone).get_next_fire_time(None, now + TICK)
+        return upcoming.astimezone(UTC).isoformat() if upcoming else None
+    if job.next_run and datetime.fromisoformat(job.next_run) > now:
+        return job.next_run
+    return None
