@@ -11,7 +11,7 @@ import pytest
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.helpers import approval_message, buttons, final_reply, tool_results
+from tests.e2e.helpers import approval_message, buttons, delivered, final_reply, tool_results
 from tests.fakes.openai import Reply, ToolCall, error, text, tool, tools
 
 AGENTS = """\
@@ -183,3 +183,27 @@ async def test_a_model_error_mid_way_returns_the_output_so_far_interrupted(bot: 
     assert tool_results(bot.llm) == [
         "A partial finding.\n\n[interrupted: the model endpoint answered 503]"
     ]
+
+
+async def test_a_task_released_to_the_background_reports_in_a_turn_of_its_own(bot: Bot) -> None:
+    """`task` takes the `background` flag (SPEC §8): the turn ends at once, the subagent
+    works on, and its answer comes back to the chat as a turn with origin `background`."""
+    await with_agents(bot)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if speaker(body) == "north":
+            return text("north: the path is clear")
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return text("The scout is on its way.")
+        if str(last["content"]).startswith("[Background task"):
+            return text("The scout reported: the path is clear.")
+        return tool("task", {"prompt": "scout the north", "agent": "north", "background": True})
+
+    bot.llm.responder = respond
+    bot.telegram.inject_message(OWNER, "send a scout north, I'll wait")
+    await final_reply(bot, "The scout is on its way.")
+    await delivered(bot.telegram, "The scout reported: the path is clear.")
+    (started,) = tool_results(bot.llm, 1)
+    assert started.startswith("Started in the background as task ")
+    assert ("task", "background", "completed") in await records(bot)
