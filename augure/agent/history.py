@@ -12,10 +12,41 @@ from augure.store.db import Store
 INTERRUPTED = "Error: this call was interrupted (the assistant restarted) and did not complete."
 
 
+class Sizes:
+    """Each message's size for `estimate_tokens`, remembered by identity. A conversation's
+    whole history is estimated twice a turn (to decide on compaction, then for /usage);
+    measuring only the messages added since keeps a turn's cost from growing with the chat.
+    Messages are never changed in place once in a history (a change replaces the dict), so
+    the same dict always has the same size; the dict itself is held so its id stays its own.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[dict[str, Any], int]] = {}
+        self._coder: tokens.Encoding | None = None
+
+    def measure(self, messages: list[dict[str, Any]], coder: tokens.Encoding | None) -> int:
+        """The sum of the messages' sizes: characters without a tokenizer, else tokens."""
+        if coder is not self._coder:
+            self._known, self._coder = {}, coder
+        known = self._known
+        total = 0
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = known[id(message)] = (message, _size(message, coder))
+            total += entry[1]
+        # Messages compacted away or replaced are forgotten, so the memo stays the history's
+        # size; pruned only when well over it, since the rebuild is itself a walk.
+        if len(known) > 2 * len(messages) + 64:
+            self._known = {id(m): known[id(m)] for m in messages}
+        return total
+
+
 @dataclass
 class Conversation:
     id: int
     messages: list[dict[str, Any]] = field(default_factory=list)
+    sizes: Sizes = field(default_factory=Sizes, repr=False, compare=False)
 
     def loaded_tools(self) -> set[str]:
         """Deferred tools the model loaded earlier in this conversation."""
@@ -93,16 +124,28 @@ MESSAGE_TOKENS = 3
 
 
 def estimate_tokens(
-    messages: list[dict[str, Any]], encoding: tokens.Choice = tokens.DEFAULT
+    messages: list[dict[str, Any]],
+    encoding: tokens.Choice = tokens.DEFAULT,
+    sizes: Sizes | None = None,
 ) -> int:
     """Tokens of the messages plus each message's framing: counted by the tokenizer where
     one loaded (agent/tokens.py), else about 4 characters a token. Runs every turn over the
-    whole history, so plain strings are measured directly rather than JSON-encoded."""
+    whole history, so plain strings are measured directly rather than JSON-encoded, and
+    `sizes` (the conversation's) measures each message once."""
     framing = len(messages) * MESSAGE_TOKENS
     coder = tokens.resolve(encoding)
+    if sizes is not None:
+        total = sizes.measure(messages, coder)
+    else:
+        total = sum(_size(message, coder) for message in messages)
+    return (total // tokens.CHARS_PER_TOKEN if coder is None else total) + framing
+
+
+def _size(message: dict[str, Any], coder: tokens.Encoding | None) -> int:
+    """Characters without a tokenizer (the division comes once, over the sum), else tokens."""
     if coder is None:
-        return sum(map(_chars, messages)) // tokens.CHARS_PER_TOKEN + framing
-    return sum(tokens.count(part, coder) for m in messages for part in _parts(m)) + framing
+        return _chars(message)
+    return sum(tokens.count(part, coder) for part in _parts(message))
 
 
 def _parts(message: dict[str, Any]) -> list[str]:
