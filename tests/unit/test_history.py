@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from augure.agent.history import MESSAGE_TOKENS, Sizes, estimate_tokens, split_for_summary
+import json
+from typing import Any
+
+from augure.agent.history import (
+    MESSAGE_TOKENS,
+    Conversation,
+    Sizes,
+    estimate_tokens,
+    split_for_summary,
+)
 
 
 def chat(turns: int) -> list[dict[str, str]]:
@@ -92,3 +101,23 @@ def test_the_remembered_sizes_follow_replaced_and_dropped_messages() -> None:
     assert estimate_tokens(messages, CountingWords(), sizes) == estimate_tokens(
         messages, CountingWords()
     )
+
+
+def test_loaded_tools_follow_the_history_as_it_grows_and_is_rewritten() -> None:
+    def loading(*names: str) -> dict[str, Any]:
+        arguments = json.dumps({"names": list(names)})
+        call = {"id": "c", "type": "function", "function": {"name": "load_tools"}}
+        call["function"]["arguments"] = arguments
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    conversation = Conversation(1, chat(3))
+    assert conversation.loaded_tools() == set()
+    conversation.messages.append(loading("browser"))
+    assert conversation.loaded_tools() == {"browser"}
+    conversation.messages += [*chat(2), loading("email", "github")]
+    assert conversation.loaded_tools() == {"browser", "email", "github"}
+    # A summary or a pruned mistake rewrites the history: what it dropped is not loaded.
+    conversation.messages = [*chat(1), conversation.messages[-1]]
+    assert conversation.loaded_tools() == {"email", "github"}
+    conversation.messages = chat(1)
+    assert conversation.loaded_tools() == set()
