@@ -20,20 +20,30 @@ from tests.fakes.telegram import FakeTelegram
 OPTIONAL = ("playwright", "github", "imapclient", "markdownify", "tavily", "pydantic_monty")
 
 
-def test_starting_the_bot_imports_no_optional_library() -> None:
-    # What `augure run` imports before its first getUpdates, in a fresh interpreter.
+def loaded_at_start() -> list[str]:
+    """What `augure run` imports before its first getUpdates, in a fresh interpreter."""
     probe = (
         "import sys, augure.cli, augure.app, augure.channels.telegram.bot; "
         "print(__import__('json').dumps(sorted(sys.modules)))"
     )
-    loaded = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-        ).stdout
-    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return list(json.loads(output))
+
+
+def test_starting_the_bot_imports_no_optional_library() -> None:
+    loaded = loaded_at_start()
     heavy = [m for m in loaded if m.split(".")[0] in OPTIONAL]
     # Only Playwright's two error classes (its `_impl._errors` module) are allowed up front.
     assert set(heavy) <= {"playwright", "playwright._impl", "playwright._impl._errors"}, heavy
+
+
+def test_what_only_replies_and_mail_use_is_imported_when_first_needed() -> None:
+    # Start-up is mostly imports: the Markdown parser (~16 ms) is first needed by the first
+    # reply, the mail header parser (~3 ms) by the first mail read.
+    first_use = {"markdown_it", "email.policy", "email.headerregistry"}
+    assert not first_use & set(loaded_at_start())
 
 
 async def test_a_tool_without_its_extra_is_listed_with_the_command_and_refuses_calls(
