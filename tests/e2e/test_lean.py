@@ -46,6 +46,18 @@ def test_what_only_replies_and_mail_use_is_imported_when_first_needed() -> None:
     assert not first_use & set(loaded_at_start())
 
 
+def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:
+    pytest.importorskip("cryptography", reason="cryptography (the github extra) not installed")
+    pytest.importorskip("jwt", reason="PyJWT (the github extra) not installed")
+    # python-telegram-bot loads it (~8 MB) only for Telegram Passport, which Augure never uses.
+    assert "cryptography" not in loaded_at_start()
+    probe = "import augure.channels.telegram.bot, jwt.algorithms; print(jwt.algorithms.has_crypto)"
+    later = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert later.strip() == "True"  # GitHub App tokens are signed with it
+
+
 async def test_a_tool_without_its_extra_is_listed_with_the_command_and_refuses_calls(
     tmp_path: Path,
     telegram: FakeTelegram,
