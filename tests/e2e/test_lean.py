@@ -58,6 +58,20 @@ def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it
     assert later.strip() == "True"  # GitHub App tokens are signed with it
 
 
+def test_the_openai_client_is_built_without_aiohttp() -> None:
+    pytest.importorskip("aiohttp", reason="aiohttp not installed: nothing to keep out")
+    # The SDK loads it (~7 MB) only for an alternative HTTP client, which Augure never uses.
+    probe = (
+        "import sys; from augure.config import LLMConfig; from augure.llm import LLM; "
+        "LLM(LLMConfig(base_url='http://127.0.0.1:9/v1')).client; "
+        "print('aiohttp' in sys.modules, end=' '); import aiohttp; print('importable')"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert output.strip() == "False importable"
+
+
 async def test_a_tool_without_its_extra_is_listed_with_the_command_and_refuses_calls(
     tmp_path: Path,
     telegram: FakeTelegram,
