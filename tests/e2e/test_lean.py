@@ -58,6 +58,12 @@ def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it
     assert later.strip() == "True"  # GitHub App tokens are signed with it
 
 
+def test_httpx_command_line_is_not_loaded() -> None:
+    pytest.importorskip("click", reason="click not installed: nothing to keep out")
+    # httpx imports its command line (click, rich, pygments) whenever they are installed.
+    assert not {"click", "rich", "pygments"} & set(loaded_at_start())
+
+
 def test_the_openai_client_is_built_without_aiohttp() -> None:
     pytest.importorskip("aiohttp", reason="aiohttp not installed: nothing to keep out")
     # The SDK loads it (~7 MB) only for an alternative HTTP client, which Augure never uses.
