@@ -36,9 +36,10 @@ class Sizes:
         for message in messages[start:]:
             total += self._size(message, coder)
         self._last, self._last_total = list(messages), total
-        # Messages compacted away or replaced are forgotten, so the memo stays the history's
-        # size; pruned only when well over it, since the rebuild is itself a walk.
-        if len(self._known) > 2 * len(messages) + 64:
+        # Messages compacted away or replaced (one a turn: the owner's, once answered) are
+        # forgotten, so the memo stays the history's size; pruned every few dozen turns,
+        # since the rebuild is itself a walk.
+        if len(self._known) > len(messages) + 64:
             self._known = {id(m): (m, self._size(m, coder)) for m in messages}
         return total
 
