@@ -62,8 +62,10 @@ class Conversation:
     messages: list[dict[str, Any]] = field(default_factory=list)
     sizes: Sizes = field(default_factory=Sizes, repr=False, compare=False)
     # What `loaded_tools` found, and in which messages: each turn reads only the new ones.
-    _scanned: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
-    _loaded: set[str] = field(default_factory=set, repr=False, compare=False)
+    _scanned: list[dict[str, Any]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
+    _loaded: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def loaded_tools(self) -> set[str]:
         """Deferred tools the model loaded earlier in this conversation."""
