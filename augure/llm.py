@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 
 from augure.config import LLMConfig
+from augure.import_guard import importing_without
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncOpenAI
@@ -73,7 +74,9 @@ class LLM:
         # Imported on first use: the SDK takes ~0.4 s to import, which would otherwise sit
         # between `augure run` and the first poll.
         if self._client is None:
-            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+            # aiohttp, when installed, is only for a client Augure does not use: ~7 MB.
+            with importing_without("aiohttp"):
+                from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
             self._client = AsyncOpenAI(
                 api_key=self.config.api_key.get_secret_value() if self.config.api_key else "-",

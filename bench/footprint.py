@@ -7,9 +7,10 @@ Run: `python -m bench.footprint` from the repository root, after `pip install -e
 - the bot's own CPU time (user + system, psutil) per simple turn (one message, an instant
   model, one answer), over TURNS turns: the bench's fakes run in this process, not the bot's;
 - idle RSS of the whole process tree after those turns;
-- what the openai SDK costs by itself (RSS and CPU of `import openai` in a bare interpreter,
-  against the same interpreter importing what `augure run` imports before its first poll):
-  the part of the idle RSS that no change to Augure can remove while it uses the SDK.
+- what the openai SDK costs by itself (RSS and CPU of `import openai` in a bare interpreter),
+  and what its client, built as the bot builds it, adds to what `augure run` imports before
+  its first poll: the part of the idle RSS that no change to Augure can remove while it
+  uses the SDK.
 """
 
 from __future__ import annotations
@@ -74,6 +75,11 @@ async def turns(home: Path) -> tuple[float, float]:
 
 
 BOT_IMPORTS = "import augure.cli, augure.app, augure.channels.telegram.bot"
+# The model client as the bot builds it (augure/llm.py: the SDK, without what it never uses).
+BOT_CLIENT = (
+    "from augure.config import LLMConfig; from augure.llm import LLM; "
+    "LLM(LLMConfig(base_url='http://127.0.0.1:9/v1')).client"
+)
 PROBE = """
 import json, resource, time
 began = time.process_time()
@@ -105,7 +111,7 @@ async def main() -> None:
     bare_rss, _ = imported("pass")
     sdk_rss, sdk_cpu = imported("import openai")
     bot_rss, bot_cpu = imported(BOT_IMPORTS)
-    both_rss, _ = imported(BOT_IMPORTS + ", openai")
+    both_rss, _ = imported(f"{BOT_IMPORTS}; {BOT_CLIENT}")
     report(
         "footprint",
         {
@@ -121,7 +127,7 @@ async def main() -> None:
             "CPU of augure run's imports (no openai)": (bot_cpu, "ms"),
             "RSS after `import openai` alone": (sdk_rss, "MB"),
             "CPU of `import openai` alone": (sdk_cpu, "ms"),
-            "RSS the openai SDK adds to augure run's imports": (both_rss - bot_rss, "MB"),
+            "RSS the openai client adds to augure run's imports": (both_rss - bot_rss, "MB"),
         },
     )
 

@@ -27,10 +27,10 @@ async def compact(
 ) -> None:
     """The newest message is the owner's, just asked and stored: never compacted away."""
     messages, newest = conversation.messages[:-1], conversation.messages[-1]
-    if history.estimate_tokens(messages) <= limit:
+    if history.estimate_tokens(messages, sizes=conversation.sizes) <= limit:
         return
     messages = history.shorten_tool_results(messages)
-    if history.estimate_tokens(messages) > limit:
+    if history.estimate_tokens(messages, sizes=conversation.sizes) > limit:
         older, recent = history.split_for_summary(messages, limit // 2)
         if older:
             try:

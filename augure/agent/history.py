@@ -12,22 +12,76 @@ from augure.store.db import Store
 INTERRUPTED = "Error: this call was interrupted (the assistant restarted) and did not complete."
 
 
+class Sizes:
+    """Each message's size for `estimate_tokens`, remembered. A conversation's whole history
+    is estimated twice a turn (to decide on compaction, then for /usage); measuring only the
+    messages added since keeps a turn's cost from growing with the chat. Messages are never
+    changed in place once in a history (a change replaces the dict), so the same dict always
+    has the same size; the dict itself is held so its id stays its own."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[dict[str, Any], int]] = {}
+        self._coder: tokens.Encoding | None = None
+        # The last list measured and its total: the next one usually extends it.
+        self._last: list[dict[str, Any]] = []
+        self._last_total = 0
+
+    def measure(self, messages: list[dict[str, Any]], coder: tokens.Encoding | None) -> int:
+        """The sum of the messages' sizes: characters without a tokenizer, else tokens."""
+        if coder is not self._coder:
+            self._known, self._coder, self._last = {}, coder, []
+        start, total = _extends(messages, self._last), 0
+        if start:
+            total = self._last_total
+        for message in messages[start:]:
+            total += self._size(message, coder)
+        self._last, self._last_total = list(messages), total
+        # Messages compacted away or replaced (one a turn: the owner's, once answered) are
+        # forgotten, so the memo stays the history's size; pruned every few dozen turns,
+        # since the rebuild is itself a walk.
+        if len(self._known) > len(messages) + 64:
+            self._known = {id(m): (m, self._size(m, coder)) for m in messages}
+        return total
+
+    def _size(self, message: dict[str, Any], coder: tokens.Encoding | None) -> int:
+        entry = self._known.get(id(message))
+        if entry is None or entry[0] is not message:
+            entry = self._known[id(message)] = (message, _size(message, coder))
+        return entry[1]
+
+
+def _extends(messages: list[dict[str, Any]], earlier: list[dict[str, Any]]) -> int:
+    """len(earlier) if `messages` starts with it, else 0. The comparison runs in C and
+    settles each pair by identity before looking at contents."""
+    return len(earlier) if messages[: len(earlier)] == earlier else 0
+
+
 @dataclass
 class Conversation:
     id: int
     messages: list[dict[str, Any]] = field(default_factory=list)
+    sizes: Sizes = field(default_factory=Sizes, repr=False, compare=False)
+    # What `loaded_tools` found, and in which messages: each turn reads only the new ones.
+    _scanned: list[dict[str, Any]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
+    _loaded: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def loaded_tools(self) -> set[str]:
         """Deferred tools the model loaded earlier in this conversation."""
-        names: set[str] = set()
-        for message in self.messages:
+        start = _extends(self.messages, self._scanned)
+        if not start:
+            self._loaded = set()
+        for message in self.messages[start:]:
             for call in message.get("tool_calls") or []:
                 if call["function"]["name"] == "load_tools":
                     try:
-                        names.update(json.loads(call["function"]["arguments"]).get("names", []))
+                        arguments = json.loads(call["function"]["arguments"])
+                        self._loaded.update(arguments.get("names", []))
                     except (ValueError, AttributeError, TypeError):
                         continue
-        return names
+        self._scanned = list(self.messages)
+        return set(self._loaded)
 
 
 async def load(store: Store, chat_id: str) -> Conversation:
@@ -93,16 +147,28 @@ MESSAGE_TOKENS = 3
 
 
 def estimate_tokens(
-    messages: list[dict[str, Any]], encoding: tokens.Choice = tokens.DEFAULT
+    messages: list[dict[str, Any]],
+    encoding: tokens.Choice = tokens.DEFAULT,
+    sizes: Sizes | None = None,
 ) -> int:
     """Tokens of the messages plus each message's framing: counted by the tokenizer where
     one loaded (agent/tokens.py), else about 4 characters a token. Runs every turn over the
-    whole history, so plain strings are measured directly rather than JSON-encoded."""
+    whole history, so plain strings are measured directly rather than JSON-encoded, and
+    `sizes` (the conversation's) measures each message once."""
     framing = len(messages) * MESSAGE_TOKENS
     coder = tokens.resolve(encoding)
+    if sizes is not None:
+        total = sizes.measure(messages, coder)
+    else:
+        total = sum(_size(message, coder) for message in messages)
+    return (total // tokens.CHARS_PER_TOKEN if coder is None else total) + framing
+
+
+def _size(message: dict[str, Any], coder: tokens.Encoding | None) -> int:
+    """Characters without a tokenizer (the division comes once, over the sum), else tokens."""
     if coder is None:
-        return sum(map(_chars, messages)) // tokens.CHARS_PER_TOKEN + framing
-    return sum(tokens.count(part, coder) for m in messages for part in _parts(m)) + framing
+        return _chars(message)
+    return sum(tokens.count(part, coder) for part in _parts(message))
 
 
 def _parts(message: dict[str, Any]) -> list[str]:

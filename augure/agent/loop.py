@@ -268,6 +268,7 @@ class Agent:
                 state.schemas,
                 text,
                 conversation.messages,
+                sizes=conversation.sizes,
             )
         reply = Reply(self.redact(text), state.artifacts, usage, turn.id)
         await self.store.finish_turn(

@@ -30,20 +30,62 @@ OPTIONAL = (
 )
 
 
-def test_starting_the_bot_imports_no_optional_library() -> None:
-    # What `augure run` imports before its first getUpdates, in a fresh interpreter.
+def loaded_at_start() -> list[str]:
+    """What `augure run` imports before its first getUpdates, in a fresh interpreter."""
     probe = (
         "import sys, augure.cli, augure.app, augure.channels.telegram.bot; "
         "print(__import__('json').dumps(sorted(sys.modules)))"
     )
-    loaded = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-        ).stdout
-    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return list(json.loads(output))
+
+
+def test_starting_the_bot_imports_no_optional_library() -> None:
+    loaded = loaded_at_start()
     heavy = [m for m in loaded if m.split(".")[0] in OPTIONAL]
     # Only Playwright's two error classes (its `_impl._errors` module) are allowed up front.
     assert set(heavy) <= {"playwright", "playwright._impl", "playwright._impl._errors"}, heavy
+
+
+def test_what_only_replies_and_mail_use_is_imported_when_first_needed() -> None:
+    # Start-up is mostly imports: the Markdown parser (~16 ms) is first needed by the first
+    # reply, the mail header parser (~3 ms) by the first mail read.
+    first_use = {"markdown_it", "email.policy", "email.headerregistry"}
+    assert not first_use & set(loaded_at_start())
+
+
+def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:
+    pytest.importorskip("cryptography", reason="cryptography (the github extra) not installed")
+    pytest.importorskip("jwt", reason="PyJWT (the github extra) not installed")
+    # python-telegram-bot loads it (~8 MB) only for Telegram Passport, which Augure never uses.
+    assert "cryptography" not in loaded_at_start()
+    probe = "import augure.channels.telegram.bot, jwt.algorithms; print(jwt.algorithms.has_crypto)"
+    later = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert later.strip() == "True"  # GitHub App tokens are signed with it
+
+
+def test_httpx_command_line_is_not_loaded() -> None:
+    pytest.importorskip("click", reason="click not installed: nothing to keep out")
+    # httpx imports its command line (click, rich, pygments) whenever they are installed.
+    assert not {"click", "rich", "pygments"} & set(loaded_at_start())
+
+
+def test_the_openai_client_is_built_without_aiohttp() -> None:
+    pytest.importorskip("aiohttp", reason="aiohttp not installed: nothing to keep out")
+    # The SDK loads it (~7 MB) only for an alternative HTTP client, which Augure never uses.
+    probe = (
+        "import sys; from augure.config import LLMConfig; from augure.llm import LLM; "
+        "LLM(LLMConfig(base_url='http://127.0.0.1:9/v1')).client; "
+        "print('aiohttp' in sys.modules, end=' '); import aiohttp; print('importable')"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert output.strip() == "False importable"
 
 
 async def test_a_tool_without_its_extra_is_listed_with_the_command_and_refuses_calls(

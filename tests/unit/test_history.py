@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from augure.agent.history import MESSAGE_TOKENS, estimate_tokens, split_for_summary
+import json
+from typing import Any
+
+from augure.agent.history import (
+    MESSAGE_TOKENS,
+    Conversation,
+    Sizes,
+    estimate_tokens,
+    split_for_summary,
+)
 
 
 def chat(turns: int) -> list[dict[str, str]]:
@@ -54,3 +63,61 @@ def test_the_split_keeps_the_most_turns_that_fit() -> None:
         earlier = [i for i, m in enumerate(older) if m["role"] == "user" and i > 0]
         if estimate_tokens(recent) <= budget and earlier:
             assert budget < estimate_tokens(messages[earlier[-1] :])
+
+
+class CountingWords:
+    """One token per word; counts the texts it was asked to encode."""
+
+    def __init__(self) -> None:
+        self.encoded = 0
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.encoded += 1
+        return [len(word) for word in text.split()]
+
+
+def test_a_conversation_measures_each_message_once() -> None:
+    # The history is estimated twice a turn; re-measuring all of it made a turn's CPU grow
+    # with the conversation.
+    words, sizes = CountingWords(), Sizes()
+    messages = chat(50)
+    first = estimate_tokens(messages, words, sizes)
+    assert first == estimate_tokens(messages, words) and words.encoded == 2 * 100
+    words.encoded = 0
+    messages.append({"role": "user", "content": "one more"})
+    assert estimate_tokens(messages, words, sizes) == first + 2 + MESSAGE_TOKENS
+    assert words.encoded == 1
+
+
+def test_the_remembered_sizes_follow_replaced_and_dropped_messages() -> None:
+    sizes = Sizes()
+    messages = chat(200)
+    estimate_tokens(messages, None, sizes)
+    messages[10] = {"role": "user", "content": "a much longer message than before " * 20}
+    assert estimate_tokens(messages, None, sizes) == estimate_tokens(messages, None)
+    for kept in (messages[150:], messages[:3], []):
+        assert estimate_tokens(kept, None, sizes) == estimate_tokens(kept, None)
+    # Sizes counted in characters are not mistaken for tokens when a tokenizer comes in.
+    assert estimate_tokens(messages, CountingWords(), sizes) == estimate_tokens(
+        messages, CountingWords()
+    )
+
+
+def test_loaded_tools_follow_the_history_as_it_grows_and_is_rewritten() -> None:
+    def loading(*names: str) -> dict[str, Any]:
+        arguments = json.dumps({"names": list(names)})
+        call = {"id": "c", "type": "function", "function": {"name": "load_tools"}}
+        call["function"]["arguments"] = arguments
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    conversation = Conversation(1, chat(3))
+    assert conversation.loaded_tools() == set()
+    conversation.messages.append(loading("browser"))
+    assert conversation.loaded_tools() == {"browser"}
+    conversation.messages += [*chat(2), loading("email", "github")]
+    assert conversation.loaded_tools() == {"browser", "email", "github"}
+    # A summary or a pruned mistake rewrites the history: what it dropped is not loaded.
+    conversation.messages = [*chat(1), conversation.messages[-1]]
+    assert conversation.loaded_tools() == {"email", "github"}
+    conversation.messages = chat(1)
+    assert conversation.loaded_tools() == set()

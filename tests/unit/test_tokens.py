@@ -3,6 +3,7 @@ the ~4 characters a token estimate."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -121,3 +122,24 @@ def test_without_a_provisioned_cache_tiktoken_is_never_asked(tmp_path: Path) -> 
     code = NO_DOWNLOAD.replace('os.environ.pop("TIKTOKEN_CACHE_DIR", None)', "")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=empty)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_same_tool_schemas_are_encoded_once() -> None:
+    # They are the same objects every turn; JSON-encoding them each turn only to count them
+    # was the largest part of a turn's usage.
+    words = WordEncoding()
+    schemas: list[dict[str, str]] = [{"name": "tool one"}, {"name": "tool two"}]
+
+    def usage(of: list[dict[str, str]]) -> int:
+        split = Tally().usage("m", "system", 0, of, "out", MESSAGES, encoding=words).breakdown
+        return split["tool_schemas"]
+
+    def words_in(of: list[dict[str, str]]) -> int:
+        return len(json.dumps(of).split())
+
+    assert usage(schemas) == words_in(schemas)
+    words.seen.clear()
+    assert usage(schemas) == words_in(schemas)
+    assert not any("tool one" in seen for seen in words.seen)
+    more = [*schemas, {"name": "tool three"}]
+    assert usage(more) == words_in(more)

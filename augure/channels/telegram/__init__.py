@@ -2,6 +2,13 @@
 
 import os
 
+from augure.import_guard import importing_without
+
 # Opt into python-telegram-bot's next behaviour (time periods as timedelta) now, so flood
 # control errors do not warn on every 429; delivery handles both forms.
 os.environ.setdefault("PTB_TIMEDELTA", "1")
+
+# python-telegram-bot imports `cryptography`, when installed (the github extra brings it),
+# only to decrypt Telegram Passport data, which Augure never requests: ~8 MB and ~10 ms.
+with importing_without("cryptography"):
+    import telegram  # noqa: F401

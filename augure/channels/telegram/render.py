@@ -9,14 +9,15 @@ is a well-formed message on its own and its plain-text fallback is the exact sou
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import unescapeAll
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 TELEGRAM_LIMIT = 4096
 # Below this one escaped character plus its markup might not fit, and splitting could
@@ -27,10 +28,20 @@ _INLINE_TAGS = {"strong": "b", "em": "i", "s": "s"}
 # What markdown-it's tab expansion can add to a line of an indented fence, at most.
 _TAB_SLACK = 3
 
-# Raw HTML off: whatever markup the model writes is shown as text, never interpreted.
-# A nesting cap of 40 allows ~19 nested lists; higher makes markdown-it's worst cases slower.
-_md = MarkdownIt("commonmark", {"html": False, "maxNesting": 40})
-_md.enable(["table", "strikethrough"])
+
+@functools.cache
+def _parser() -> MarkdownIt:
+    """Built for the first reply rather than at start: markdown-it is ~16 ms of imports,
+    and nothing before the first poll renders anything."""
+    from markdown_it import MarkdownIt
+
+    # Raw HTML off: whatever markup the model writes is shown as text, never interpreted.
+    # A nesting cap of 40 allows ~19 nested lists; higher makes its worst cases slower.
+    md = MarkdownIt("commonmark", {"html": False, "maxNesting": 40})
+    md.enable(["table", "strikethrough"])
+    return md
+
+
 _log = logging.getLogger(__name__)
 
 Refs = Mapping[str, Any]
@@ -132,6 +143,8 @@ class _Renderer:
 
     def code(self, t: Token) -> str:
         text = t.content.rstrip("\n")
+        from markdown_it.common.utils import unescapeAll
+
         info = unescapeAll(t.info).split() if t.type == "fence" else []
         if not text.strip():
             return ""
@@ -211,10 +224,11 @@ def _normalize(md: str) -> str:
 
 
 def _parse(src: str, env: dict[str, Any]) -> list[Token] | None:
-    tokens = _md.parse(src, env)
+    md = _parser()
+    tokens = md.parse(src, env)
     # At the nesting cap markdown-it silently drops the rest of the text; None tells the
     # caller to send such a (never realistic) input as plain text instead.
-    deep = any(t.level >= _md.options.maxNesting - 1 for t in tokens)
+    deep = any(t.level >= md.options.maxNesting - 1 for t in tokens)
     return None if deep else tokens
 
 

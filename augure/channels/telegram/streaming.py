@@ -64,14 +64,21 @@ class StreamingReply:
         self._changed = asyncio.Event()
         self._closing = False
         self._next_show = 0.0
+        self._due: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def text(self, delta: str) -> None:
         self.buffer += delta
         self._changed.set()
-        if self._task is None:
-            self._next_show = time.monotonic() + EDIT_INTERVAL
-            self._task = asyncio.create_task(self._show_loop())
+        if self._due is None:
+            # A timer until the first preview is due: most answers are finished before it,
+            # and then no task was ever created, run or awaited for their previews.
+            loop = asyncio.get_running_loop()
+            self._due = loop.call_later(EDIT_INTERVAL, self._start_showing)
+
+    def _start_showing(self) -> None:
+        if not self._closing:
+            self._task = asyncio.get_running_loop().create_task(self._show_loop())
 
     async def restart(self) -> None:
         # A tool round follows: the next answer replaces what was shown.
@@ -127,6 +134,8 @@ class StreamingReply:
         """Finalise: the preview becomes part one, formatted; the other parts follow."""
         self._closing = True
         self._changed.set()
+        if self._due is not None:
+            self._due.cancel()
         if self._task is not None:
             # Never cancelled mid-request: a cancelled send could leave a message we do not
             # know about, and a second copy of the answer would follow.
