@@ -108,8 +108,11 @@ class Agent:
     async def _remember(
         self, conversation: history.Conversation, *messages: dict[str, Any]
     ) -> None:
-        conversation.messages.extend(messages)
-        await self.store.add_messages(conversation.id, list(messages))
+        # A secret the model wrote (in a call's arguments, in its answer) is used by the call
+        # or redacted in the reply, never kept in the history that goes back to the model.
+        kept = [self.redact.value(m) for m in messages]
+        conversation.messages.extend(kept)
+        await self.store.add_messages(conversation.id, kept)
 
     async def _turn(
         self,
@@ -141,9 +144,7 @@ class Agent:
                 if not response.tool_calls:
                     answer = response.content or "(The model returned an empty answer.)"
                     return await self._finish(state, answer, response.as_message())
-                # A secret the model wrote into a call's arguments is used by the call, never
-                # kept in the history that goes back to the model and into state.db.
-                await self._remember(state.conversation, self.redact.value(response.as_message()))
+                await self._remember(state.conversation, response.as_message())
                 await self._run_tools(state, response, dispatch)
 
         # Out of rounds: one last call that may not use tools, so the owner gets an answer.
@@ -174,14 +175,8 @@ class Agent:
         conversation.messages.append(stored)
         tally = Tally()
         # Keeps the newest (the owner's) message whole.
-        await compact(
-            conversation,
-            self.config.agent.history_tokens,
-            self.llm,
-            self.store,
-            tally,
-            self.registry,
-        )
+        limit = self.config.agent.history_tokens
+        await compact(conversation, limit, self.llm, self.store, tally, self.registry)
         asked_at = len(conversation.messages) - 1
         conversation.messages[asked_at] = {"role": "user", "content": content}
         system = build_system_prompt(
@@ -247,7 +242,7 @@ class Agent:
         """The turn's last writes in one transaction: the model's answer (when it gave one),
         the usage, and the reply kept for delivery."""
         conversation, turn = state.conversation, state.turn
-        last = [answer] if answer is not None else []
+        last = [self.redact.value(answer)] if answer is not None else []
         conversation.messages.extend(last)
         asked = conversation.messages[state.asked_at]["content"]
         conversation.messages[state.asked_at] = {
@@ -260,14 +255,14 @@ class Agent:
             last = []  # the rewrite stored it
         usage = None
         if state.tally.calls:
-            system = state.system
+            system, messages = state.system, conversation.messages
             usage = state.tally.usage(
                 self.llm.model,
                 system.text,
                 system.memory_chars,
                 state.schemas,
                 text,
-                conversation.messages,
+                messages,
                 sizes=conversation.sizes,
             )
         reply = Reply(self.redact(text), state.artifacts, usage, turn.id)
