@@ -615,3 +615,22 @@ def test_odd_inputs(md: str) -> None:
     visible_text(markdown_to_html(md))
     chunks = render_chunks(md, 64)
     check_chunks(chunks, 64)
+
+
+def test_a_plain_line_renders_as_the_full_parser_renders_it() -> None:
+    """The fast path for a line of plain prose gives what markdown-it gives, on every line it
+    takes; lines it refuses go to the parser."""
+    from augure.channels.telegram import render
+
+    rng = random.Random(16)
+    alphabet = [*"abcXYZ &<*_0123456789.,;:!?()'\"/-+=%$@^{}", "é", "😀", "\u00a0", "\u202e"]
+    samples = ["ok", "Hello, world!", "Done: 3 files (see /tmp/x).", "1.5 is more than 1", "-1"]
+    samples += ["".join(rng.choices(alphabet, k=rng.randint(1, 40))) for _ in range(4000)]
+    taken = 0
+    for line in samples:
+        if not render._plain_line(line, render.TELEGRAM_LIMIT):
+            continue
+        taken += 1
+        full = [render.Chunk(html=h, plain=p) for p, h in render._safe_split(line, 4096)]
+        assert render.render_chunks(line) == full, line
+    assert taken > 500  # the comparison ran on many lines, not on none
