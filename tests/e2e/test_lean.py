@@ -68,6 +68,14 @@ def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it
     assert later.strip() == "True"  # GitHub App tokens are signed with it
 
 
+def test_telegrams_own_job_queue_scheduler_is_not_loaded() -> None:
+    # python-telegram-bot builds an APScheduler JobQueue whenever APScheduler is installed
+    # (~12 ms of start-up); Augure turns it off (`job_queue(None)`) and runs its own scheduler,
+    # which needs only APScheduler's cron triggers.
+    loaded = set(loaded_at_start())
+    assert "apscheduler.schedulers" not in loaded and "apscheduler.triggers.cron" in loaded
+
+
 def test_httpx_command_line_is_not_loaded() -> None:
     pytest.importorskip("click", reason="click not installed: nothing to keep out")
     # httpx imports its command line (click, rich, pygments) whenever they are installed.
