@@ -20,6 +20,7 @@ from augure.agent_settings import AgentSpec
 from augure.llm import LLMError
 from augure.tools.base import Artifact, RunContext, Tool, ToolResult
 from augure.tools.registry import ToolRegistry
+from augure.tools.result import relayed_source
 
 # Never offered to a subagent: `task` (no recursion) and `load_tools` (its schemas are all
 # sent already).
@@ -107,13 +108,10 @@ def _interrupted(name: str, done: _Progress, exc: LLMError) -> ToolResult:
         return _result(done, f"{done.answer}\n\n[interrupted: {exc}]")
     ran = f" Calls that already ran: {', '.join(done.called)}." if done.called else ""
     message = f"subagent {name} got no answer from the model: {exc}.{ran}"
-    return ToolResult.error(message, artifacts=done.artifacts, source=_source(done.sources))
+    return ToolResult.error(
+        message, artifacts=done.artifacts, source=relayed_source("task", done.sources)
+    )
 
 
 def _result(done: _Progress, text: str) -> ToolResult:
-    return ToolResult.ok(text, done.artifacts, source=_source(done.sources))
-
-
-def _source(sources: set[str]) -> str | None:
-    # The answer is derived from outside content: it reaches the caller marked as such.
-    return f"task: {', '.join(sorted(sources))}" if sources else None
+    return ToolResult.ok(text, done.artifacts, source=relayed_source("task", done.sources))

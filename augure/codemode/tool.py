@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from augure.codemode import runtime, stubs
 from augure.tools.base import Artifact, RunContext, Tool, ToolResult, compact_schema, tool
-from augure.tools.result import Status
+from augure.tools.result import Status, relayed_source
 
 if TYPE_CHECKING:
     from augure.tools.registry import ToolRegistry
@@ -131,7 +131,7 @@ def report(run: CodeRun) -> ToolResult:
         text = "\n".join(parts) or (
             f"(The code ran and printed nothing; {len(outcome.calls)} tool calls.)"
         )
-        return ToolResult.ok(text, run.artifacts, source=_source(run.untrusted))
+        return ToolResult.ok(text, run.artifacts, source=relayed_source(NAME, run.untrusted))
 
     error = outcome.error or "the code failed"
     lines = [f"line {outcome.line}: {error}" if outcome.line else error]
@@ -149,7 +149,7 @@ def report(run: CodeRun) -> ToolResult:
     if printed:
         lines += ["Printed before the error:", printed.rstrip("\n")]
     return ToolResult.error(
-        "\n".join(lines), artifacts=run.artifacts, source=_source(run.untrusted)
+        "\n".join(lines), artifacts=run.artifacts, source=relayed_source(NAME, run.untrusted)
     )
 
 
@@ -182,11 +182,6 @@ async def execute_code(
 def _parameter_order(params: type[BaseModel]) -> list[str]:
     # Generating a JSON schema costs ~0.5 ms per tool; a tool's params model never changes.
     return stubs.parameter_order(compact_schema(params.model_json_schema()))
-
-
-def _source(sources: set[str]) -> str | None:
-    # The owner's code printed outside content: the model must see it as data, as in the chat.
-    return f"{NAME}: {', '.join(sorted(sources))}" if sources else None
 
 
 def _preview(value: Any) -> str:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from augure.tools.base import RunContext, ToolResult, tool
-from augure.tools.result import Artifact, render
+from augure.tools.result import Artifact, relayed_source, render
 
 NAME = "batch"
 MAX_CALLS = 25
@@ -68,10 +68,8 @@ async def batch(
         artifacts += result.artifacts
         if result.source is not None:
             sources.add(result.source)
-    # One outside sub-result makes the whole text outside content: even cut into pages
-    # (read_output), no part of it may reach the model unmarked.
-    source = f"{NAME}: {', '.join(sorted(sources))}" if sources else None
-    return ToolResult.ok("\n".join(lines), artifacts, source=source)
+    # Even cut into pages (read_output), no part of it may reach the model unmarked.
+    return ToolResult.ok("\n".join(lines), artifacts, source=relayed_source(NAME, sources))
 
 
 async def _run(ctx: RunContext, call: SubCall) -> ToolResult:

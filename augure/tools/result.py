@@ -132,6 +132,13 @@ def render(result: ToolResult) -> str:
     return text
 
 
+def relayed_source(via: str, sources: set[str]) -> str | None:
+    """The provenance of a result built from others' (a batch's, a snippet's, a subagent's):
+    outside content in any of them makes the whole outside content, naming where it came
+    from, so no part of it reaches the model unmarked."""
+    return f"{via}: {', '.join(sorted(sources))}" if sources else None
+
+
 def wrap_untrusted(text: str, source: str) -> str:
     # Content may try to close the wrapper early and speak as the owner: defuse the tag,
     # in every letter case (a model reads </UNTRUSTED_CONTENT> as the same tag).
