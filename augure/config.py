@@ -67,6 +67,13 @@ class LLMConfig(_Section):
     input_price_per_million: float = Field(default=0.0, ge=0)
     output_price_per_million: float = Field(default=0.0, ge=0)
 
+    def dollars(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """The estimated cost in USD; None while no price is set."""
+        if not (self.input_price_per_million or self.output_price_per_million):
+            return None
+        spent = prompt_tokens * self.input_price_per_million
+        return (spent + completion_tokens * self.output_price_per_million) / 1_000_000
+
 
 class AgentConfig(_Section):
     max_loops: int = Field(default=10, ge=1, le=100)

@@ -13,10 +13,10 @@ PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")
 
 
 def cost(llm: LLMConfig, prompt: int, completion: int) -> str:
-    if not llm.input_price_per_million and not llm.output_price_per_million:
+    dollars = llm.dollars(prompt, completion)
+    if dollars is None:
         return "cost unknown (set [llm] input_price_per_million and output_price_per_million)"
-    dollars = prompt * llm.input_price_per_million + completion * llm.output_price_per_million
-    return f"≈ ${dollars / 1_000_000:.4f}"
+    return f"≈ ${dollars:.4f}"
 
 
 def period(label: str, totals: dict[str, int], llm: LLMConfig) -> str:

@@ -22,14 +22,12 @@ PRICES_UNSET = "Costs are unknown: set [llm] input_price_per_million and output_
 
 
 def priced(llm: LLMConfig) -> bool:
-    return bool(llm.input_price_per_million or llm.output_price_per_million)
+    return llm.dollars(0, 0) is not None
 
 
 def cost(llm: LLMConfig, prompt: int, completion: int) -> str:
-    if not priced(llm):
-        return "unknown"
-    dollars = prompt * llm.input_price_per_million + completion * llm.output_price_per_million
-    return f"≈ ${dollars / 1_000_000:.4f}"
+    dollars = llm.dollars(prompt, completion)
+    return "unknown" if dollars is None else f"≈ ${dollars:.4f}"
 
 
 @dataclass(frozen=True)
