@@ -20,7 +20,6 @@ import json
 import random
 import sqlite3
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ import httpx
 
 from augure.store.db import Store
 from bench.common import report
+from tests.e2e.helpers import start_dashboard
 
 RECORDS = 100_000
 REQUESTS = 50
@@ -148,24 +148,7 @@ def pending(home: Path) -> None:
 async def serve(home: Path) -> tuple[asyncio.subprocess.Process, str]:
     """`augure dashboard --port 0` on the home; returns it and its one-time login link."""
     env = {"AUGURE_HOME": str(home), "OPENAI_API_KEY": "sk-bench", "PATH": "/usr/bin:/bin"}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "augure",
-        "dashboard",
-        "--port",
-        "0",
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    line = ""
-    while "token=" not in line:
-        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode().strip()
-        if not line and process.returncode is not None:
-            raise SystemExit("augure dashboard did not start")
-    return process, line
+    return await start_dashboard(env, timeout=60, stderr=asyncio.subprocess.DEVNULL)
 
 
 def timed(client: httpx.Client, url: str) -> tuple[float, float]:

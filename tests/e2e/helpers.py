@@ -120,3 +120,24 @@ async def until(db: Path, query: str) -> None:
                 return
         await asyncio.sleep(0.05)
     raise AssertionError(f"never reached: {query}")
+
+
+async def start_dashboard(
+    env: dict[str, str], timeout: float = 30, stderr: int = asyncio.subprocess.PIPE
+) -> tuple[asyncio.subprocess.Process, str]:
+    """`augure dashboard --port 0` with `env`, and the one-time login link it printed (by
+    default its stderr is kept in a pipe, for what it must not say)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "augure", "dashboard", "--port", "0"),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+    )
+    assert process.stdout is not None
+    link = ""
+    while "token=" not in link:
+        link = (await asyncio.wait_for(process.stdout.readline(), timeout)).decode().strip()
+        if not link and process.returncode is not None:
+            raise RuntimeError("augure dashboard did not start")
+    return process, link

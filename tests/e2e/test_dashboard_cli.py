@@ -18,7 +18,7 @@ from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.store.tasks import Tasks
 from tests.e2e.conftest import OWNER, Bot, bot_environment
-from tests.e2e.helpers import augure, delivered, environment
+from tests.e2e.helpers import augure, delivered, environment, start_dashboard
 from tests.fakes.openai import FakeOpenAI
 from tests.fakes.telegram import FakeTelegram
 
@@ -52,23 +52,7 @@ async def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
 
 
 async def _started(home: Path) -> tuple[asyncio.subprocess.Process, str]:
-    """`augure dashboard --port 0` on the home, and the login link it printed."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "augure",
-        "dashboard",
-        "--port",
-        "0",
-        env=environment(home, {"OPENAI_API_KEY": "sk-x"}),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    link = ""
-    while "token=" not in link:
-        link = (await asyncio.wait_for(process.stdout.readline(), 30)).decode().strip()
-    return process, link
+    return await start_dashboard(environment(home, {"OPENAI_API_KEY": "sk-x"}))
 
 
 async def _stopped(process: asyncio.subprocess.Process) -> None:
