@@ -8,7 +8,7 @@ import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Collection
-from typing import Any
+from typing import Any, cast
 
 from augure.agent import history
 from augure.agent.compaction import compact
@@ -108,11 +108,8 @@ class Agent:
     async def _remember(
         self, conversation: history.Conversation, *messages: dict[str, Any]
     ) -> None:
-        # A secret the model wrote (in a call's arguments, in its answer) is used by the call
-        # or redacted in the reply, never kept in the history that goes back to the model.
-        kept = [self.redact.value(m) for m in messages]
-        conversation.messages.extend(kept)
-        await self.store.add_messages(conversation.id, kept)
+        conversation.messages.extend(messages)
+        await self.store.add_messages(conversation.id, list(messages))
 
     async def _turn(
         self,
@@ -143,8 +140,8 @@ class Agent:
                     )
                 if not response.tool_calls:
                     answer = response.content or "(The model returned an empty answer.)"
-                    return await self._finish(state, answer, response.as_message())
-                await self._remember(state.conversation, response.as_message())
+                    return await self._finish(state, answer, self._said(response.as_message()))
+                await self._remember(state.conversation, self._said(response.as_message()))
                 await self._run_tools(state, response, dispatch)
 
         # Out of rounds: one last call that may not use tools, so the owner gets an answer.
@@ -153,7 +150,7 @@ class Agent:
             response = await self._ask(state, tool_choice="none")
         except LLMError:
             return await self._finish(state, note)
-        last = {"role": "assistant", "content": response.content}
+        last = self._said({"role": "assistant", "content": response.content})
         text = f"{response.content}\n\n{note}" if response.content else note
         return await self._finish(state, text, last)
 
@@ -242,7 +239,7 @@ class Agent:
         """The turn's last writes in one transaction: the model's answer (when it gave one),
         the usage, and the reply kept for delivery."""
         conversation, turn = state.conversation, state.turn
-        last = [self.redact.value(answer)] if answer is not None else []
+        last = [answer] if answer is not None else []
         conversation.messages.extend(last)
         asked = conversation.messages[state.asked_at]["content"]
         conversation.messages[state.asked_at] = {
@@ -287,6 +284,12 @@ class Agent:
         if self.config.code_mode.enabled:
             return [code_mode_schema(self.registry)]
         return self.registry.to_function_schemas(loaded)
+
+    def _said(self, message: dict[str, Any]) -> dict[str, Any]:
+        """What the model said, as history keeps it: a secret it wrote (in a call's arguments,
+        in its answer) is used by the call or redacted in the reply, never kept to go back to
+        the model. (Tool results come redacted from the executor.)"""
+        return cast(dict[str, Any], self.redact.value(message))
 
     def _clean(self, content: Content) -> Content:
         return self.redact(content) if isinstance(content, str) else self.redact.value(content)
