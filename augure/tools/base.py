@@ -34,7 +34,8 @@ class Egress(StrEnum):
 
 Risk = Literal["low", "high"]
 # SPEC §8. `direct`: awaited in the turn. `stateful`: reports progress lines as it works
-# (`RunContext.progress`). Whether a call may be released from the turn is `Tool.background`.
+# (`RunContext.progress`; a direct tool gets no progress sink, so its lines go nowhere).
+# Whether a call may be released from the turn is `Tool.background`.
 Mode = Literal["direct", "stateful"]
 
 

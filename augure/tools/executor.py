@@ -344,7 +344,8 @@ class Executor:
         board = self.progress if chat is not None else None  # no chat (CLI): nowhere to show
         if board is not None and chat is not None:
             board.started(call.invocation, chat, tool.name)
-        report = self._reporter(call, board)
+        # Only a stateful tool reports lines; a direct one shows its elapsed time alone.
+        report = self._reporter(call, board) if tool.mode == "stateful" else None
         call.ctx = dataclasses.replace(call.ctx, invocation=call.invocation, report=report)
         outcome: Outcome = "cancelled"
         try:
