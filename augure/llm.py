@@ -13,6 +13,7 @@ import httpx
 
 from augure.config import LLMConfig
 from augure.import_guard import importing_without
+from augure.keepalive import keep_sockets
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncOpenAI
@@ -78,14 +79,18 @@ class LLM:
             with importing_without("aiohttp"):
                 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
+            http_client = DefaultAsyncHttpxClient(
+                event_hooks={"response": [_not_json_is_a_bad_gateway]}
+            )
+            # The SDK builds the transport with its own limits; only its pool's idle
+            # checks change (augure.keepalive).
+            keep_sockets(getattr(http_client, "_transport", None))
             self._client = AsyncOpenAI(
                 api_key=self.config.api_key.get_secret_value() if self.config.api_key else "-",
                 base_url=self.config.base_url,
                 timeout=self.config.request_timeout_seconds,
                 max_retries=self.config.max_retries,
-                http_client=DefaultAsyncHttpxClient(
-                    event_hooks={"response": [_not_json_is_a_bad_gateway]}
-                ),
+                http_client=http_client,
             )
         return self._client
 

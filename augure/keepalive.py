@@ -1,0 +1,92 @@
+"""Pooled connections whose idle checks cost one poll, not a table of socket attributes.
+
+Before every request, httpcore asks each idle connection of its pool whether the server has
+closed it (its socket would then be readable). Through anyio that question rebuilds the
+stream's whole attribute table, a `getpeername()` system call included, so its cost grows
+with the pool: with 20 chats answered at once, Telegram's pool and the model's each hold ~20
+connections, and those checks took ~1 ms of the bot's CPU per message (`bench.throughput`).
+A stream opened through `KeptSocket` keeps the socket it was opened on and polls it, as
+httpcore itself does once it has the socket.
+
+One wrapper serves both stacks: python-telegram-bot's httpx ▸ httpcore and the openai SDK's
+(httpx2 ▸ httpcore2 since openai 3, httpx ▸ httpcore before); they call the same methods.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def keep_sockets(transport: Any) -> Any:
+    """Give `transport`'s pool (an httpx or httpx2 `AsyncHTTPTransport`) streams that keep
+    their socket. The pool's backend is not public API: a version without it keeps its own
+    backend (the old cost, nothing broken)."""
+    pool: Any = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if backend is None:
+        log.debug("%s has no network backend to wrap", type(transport).__name__)
+    elif not isinstance(backend, KeptSocket):
+        pool._network_backend = KeptSocket(backend)
+    return transport
+
+
+class KeptSocket:
+    """A network backend whose streams answer "is_readable" from the socket kept at connect."""
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._backend.connect_tcp(*args, **kwargs))
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._backend.connect_unix_socket(*args, **kwargs))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class _Stream:
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        # TLS is layered over the same socket, so this is the one to poll either way.
+        self._socket: socket.socket | None = stream.get_extra_info("socket")
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = await self._stream.read(max_bytes, timeout)
+        return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> _Stream:
+        return _Stream(await self._stream.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable" and self._socket is not None:
+            return readable(self._socket)
+        return self._stream.get_extra_info(info)
+
+
+def readable(sock: socket.socket) -> bool:
+    """True when a read would not block: data, or the end a closed connection shows. A
+    socket already closed counts as readable, so its connection is dropped, not reused."""
+    descriptor = sock.fileno()
+    if descriptor < 0:
+        return True
+    if not hasattr(select, "poll"):  # Windows
+        ready, _, _ = select.select([descriptor], [], [], 0)
+        return bool(ready)
+    poller = select.poll()
+    poller.register(descriptor, select.POLLIN)
+    return bool(poller.poll(0))
