@@ -8,21 +8,38 @@ connections, and those checks took ~1 ms of the bot's CPU per message (`bench.th
 A stream opened through `KeptSocket` keeps the socket it was opened on and polls it, as
 httpcore itself does once it has the socket.
 
-One wrapper serves both stacks: python-telegram-bot's httpx ▸ httpcore and the openai SDK's
-(httpx2 ▸ httpcore2 since openai 3, httpx ▸ httpcore before); they call the same methods.
+Both clients, Telegram's and the model's, use `transport()`. `keep_sockets` also takes an
+httpx2 transport (httpcore2 calls the same methods), should one be needed.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import select
 import socket
-from typing import Any
+import ssl
+from typing import Any, TypeVar
+
+import httpx
 
 log = logging.getLogger(__name__)
+Transport = TypeVar("Transport")
 
 
-def keep_sockets(transport: Any) -> Any:
+def transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    """An httpx transport whose pool's streams keep their socket, trusting what httpx trusts
+    by default (certifi, or SSL_CERT_FILE / SSL_CERT_DIR)."""
+    return keep_sockets(httpx.AsyncHTTPTransport(verify=_tls(), limits=limits))
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    # One context for every client: the CA bundle is read once (~20 ms), not per client.
+    return httpx.create_ssl_context()
+
+
+def keep_sockets(transport: Transport) -> Transport:
     """Give `transport`'s pool (an httpx or httpx2 `AsyncHTTPTransport`) streams that keep
     their socket. The pool's backend is not public API: a version without it keeps its own
     backend (the old cost, nothing broken)."""

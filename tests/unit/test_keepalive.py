@@ -1,6 +1,6 @@
 """Pooled connections that keep their socket (augure.keepalive) still notice a server that
 closed them while idle and still reuse one that is open, over plain TCP and TLS, in both
-HTTP stacks the bot uses (httpx for Telegram, the openai SDK's for the model)."""
+HTTP stacks: httpx (Telegram's and the model's) and httpx2 (the openai SDK's default)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ def httpx_client(verify: ssl.SSLContext | bool) -> Any:
 
 
 def openai_sdk_client(verify: ssl.SSLContext | bool) -> Any:
-    """The model's HTTP client, as the SDK makes it (httpx2 since openai 3)."""
+    """The SDK's own default client (httpx2 since openai 3), which `keep_sockets` serves
+    too, should the bot ever use it."""
     from openai import DefaultAsyncHttpxClient
 
     client = DefaultAsyncHttpxClient(verify=verify)
@@ -133,7 +134,10 @@ async def bot_clients(tmp_path: Path) -> AsyncIterator[list[Any]]:
 
 
 def test_the_bots_clients_all_keep_their_sockets(bot_clients: list[Any]) -> None:
-    """Telegram's two pools (replies, polls) and the model's."""
+    """Telegram's two pools (replies, polls) and the model's, over one stack and one SSL
+    context (the CA bundle read once)."""
     assert len(bot_clients) == 3
     for transport in bot_clients:
+        assert isinstance(transport, httpx.AsyncHTTPTransport)
         assert isinstance(transport._pool._network_backend, KeptSocket)
+    assert len({id(transport._pool._ssl_context) for transport in bot_clients}) == 1

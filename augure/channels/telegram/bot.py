@@ -57,7 +57,7 @@ from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.home import HomeError, HomeLock
-from augure.keepalive import keep_sockets
+from augure.keepalive import transport
 from augure.llm import LLMError
 from augure.recovery import recover
 from augure.store.audit import new_id
@@ -74,15 +74,14 @@ NOT_ALLOWED = "You are not allowed to use this bot."
 
 def build_application(config: Config, token: str) -> Application[Any, Any, Any, Any, Any, Any]:
     root = config.telegram.api_url.rstrip("/")
-    tls = httpx.create_ssl_context()  # httpx's default: certifi, or SSL_CERT_FILE/DIR
 
     def request(connections: int) -> HTTPXRequest:
-        # The transport is built here (PTB would build the same one) so that its pool's
-        # idle checks stay cheap; one SSL context for both, so the CA bundle is loaded
-        # once (~20 ms) at start.
+        # The transport is PTB's own, except that its pool's idle checks stay cheap
+        # (augure.keepalive) and it shares one SSL context with the model's client.
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        transport = keep_sockets(httpx.AsyncHTTPTransport(verify=tls, limits=limits))
-        return HTTPXRequest(connection_pool_size=connections, httpx_kwargs={"transport": transport})
+        return HTTPXRequest(
+            connection_pool_size=connections, httpx_kwargs={"transport": transport(limits)}
+        )
 
     bot = PollingBot(
         token,
