@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(config: Config, args: argparse.Namespace) -> int:
+    from augure.keepalive import load_tls_early
+
+    load_tls_early()  # beside the import below, python-telegram-bot's (~0.1 s)
     from augure.channels.telegram.bot import serve
 
     stop = asyncio.Event()

@@ -14,11 +14,12 @@ httpx2 transport (httpcore2 calls the same methods), should one be needed.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import logging
 import select
 import socket
 import ssl
+import threading
 from typing import Any, TypeVar
 
 import httpx
@@ -30,13 +31,32 @@ Transport = TypeVar("Transport")
 def transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
     """An httpx transport whose pool's streams keep their socket, trusting what httpx trusts
     by default (certifi, or SSL_CERT_FILE / SSL_CERT_DIR)."""
-    return keep_sockets(httpx.AsyncHTTPTransport(verify=_tls(), limits=limits))
+    return keep_sockets(httpx.AsyncHTTPTransport(verify=tls_context(), limits=limits))
 
 
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    # One context for every client: the CA bundle is read once (~20 ms), not per client.
-    return httpx.create_ssl_context()
+_loading = threading.Lock()
+_context: ssl.SSLContext | None = None
+
+
+def tls_context() -> ssl.SSLContext:
+    """One context for every client: the CA bundle is read once (~20 ms), not per client."""
+    global _context
+    with _loading:  # the early load may still be reading it: wait for it, not a second read
+        if _context is None:
+            _context = httpx.create_ssl_context()
+        return _context
+
+
+def load_tls_early() -> None:
+    """Start reading the CA bundle on a thread. OpenSSL parses it without holding the GIL, so
+    it runs beside the imports that follow instead of after them (~20 ms of `augure run`'s
+    start). A failure is left for `tls_context()` to raise where it is used."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            tls_context()
+
+    threading.Thread(target=load, name="tls", daemon=True).start()
 
 
 def keep_sockets(transport: Transport) -> Transport:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from augure import keepalive
 from augure.config import load_config
 from augure.keepalive import KeptSocket, keep_sockets
 from augure.llm import LLM
@@ -141,3 +142,27 @@ def test_the_bots_clients_all_keep_their_sockets(bot_clients: list[Any]) -> None
         assert isinstance(transport, httpx.AsyncHTTPTransport)
         assert isinstance(transport._pool._network_backend, KeptSocket)
     assert len({id(transport._pool._ssl_context) for transport in bot_clients}) == 1
+
+
+@pytest.fixture
+def fresh_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keepalive, "_context", None)
+
+
+@pytest.mark.usefixtures("fresh_context")
+def test_the_context_loaded_early_is_the_one_every_client_gets() -> None:
+    keepalive.load_tls_early()
+    context = keepalive.tls_context()
+    assert keepalive.tls_context() is context
+    assert keepalive.transport(httpx.Limits())._pool._ssl_context is context
+
+
+@pytest.mark.usefixtures("fresh_context")
+def test_a_bad_ca_file_is_reported_where_the_context_is_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    keepalive.load_tls_early()
+    with pytest.raises(FileNotFoundError):
+        keepalive.tls_context()
+    assert capfd.readouterr().err == ""  # not a traceback from the loading thread
