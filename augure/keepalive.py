@@ -8,8 +8,9 @@ connections, and those checks took ~1 ms of the bot's CPU per message (`bench.th
 A stream opened through `KeptSocket` keeps the socket it was opened on and polls it, as
 httpcore itself does once it has the socket.
 
-Both clients, Telegram's and the model's, use `transport()`. `keep_sockets` also takes an
-httpx2 transport (httpcore2 calls the same methods), should one be needed.
+One wrapper serves both stacks: python-telegram-bot's httpx ▸ httpcore (built here by
+`transport()`) and the openai SDK's own client (httpx2 ▸ httpcore2 since openai 3, httpx
+before), whose transport `keep_sockets` takes as it is.
 """
 
 from __future__ import annotations

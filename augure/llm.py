@@ -7,13 +7,13 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from augure.config import LLMConfig
 from augure.import_guard import importing_without
-from augure.keepalive import transport
+from augure.keepalive import keep_sockets
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncOpenAI
@@ -63,10 +63,6 @@ class LLMResponse:
         return message
 
 
-# The openai SDK's own limits (openai.DEFAULT_CONNECTION_LIMITS).
-MODEL_CONNECTIONS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-
-
 class LLM:
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
@@ -81,25 +77,20 @@ class LLM:
         if self._client is None:
             # aiohttp, when installed, is only for a client Augure does not use: ~7 MB.
             with importing_without("aiohttp"):
-                from openai import AsyncOpenAI
+                from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
-            # The model is reached over the same HTTP stack as Telegram (httpx), which every
-            # openai version takes: since openai 3 the SDK's own default is httpx2, a second
-            # stack (httpcore2, truststore and a second CA store) loaded for one client.
-            # The SDK's defaults are kept; the transport is Telegram's kind (keepalive).
-            http_client = httpx.AsyncClient(
-                transport=transport(MODEL_CONNECTIONS),
-                follow_redirects=True,
-                event_hooks={"response": [_not_json_is_a_bad_gateway]},
+            http_client = DefaultAsyncHttpxClient(
+                event_hooks={"response": [_not_json_is_a_bad_gateway]}
             )
+            # The SDK builds the transport with its own limits; only its pool's idle
+            # checks change (augure.keepalive).
+            keep_sockets(getattr(http_client, "_transport", None))
             self._client = AsyncOpenAI(
                 api_key=self.config.api_key.get_secret_value() if self.config.api_key else "-",
                 base_url=self.config.base_url,
                 timeout=self.config.request_timeout_seconds,
                 max_retries=self.config.max_retries,
-                # The SDK takes httpx's client as well as httpx2's (it checks for either);
-                # only its type hints name httpx2 alone.
-                http_client=cast(Any, http_client),
+                http_client=http_client,
             )
         return self._client
 
@@ -206,7 +197,7 @@ class LLM:
             stream=True,
             stream_cls=AsyncStream[object],
         )
-        broken = (APIConnectionError, httpx.HTTPError)  # the client is httpx's (see `client`)
+        broken: tuple[type[Exception], ...] = (APIConnectionError, *_transport_errors())
         try:
             return await self._collect(stream, on_text, on_tool_call)
         except broken:
@@ -295,6 +286,19 @@ def _complete(call: ToolCallRequest) -> bool:
         return isinstance(json.loads(call.arguments), dict)
     except ValueError:
         return False
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """What the SDK's HTTP client raises when a connection breaks: httpx before openai 3,
+    httpx2 since."""
+    errors: list[type[Exception]] = [httpx.HTTPError]
+    try:
+        import httpx2
+    except ImportError:
+        pass
+    else:
+        errors.append(httpx2.HTTPError)
+    return tuple(errors)
 
 
 def _field(value: object, key: str, kind: type[Wanted]) -> Wanted:
