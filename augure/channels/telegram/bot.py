@@ -77,7 +77,7 @@ def build_application(config: Config, token: str) -> Application[Any, Any, Any, 
 
     def request(connections: int) -> HTTPXRequest:
         # The transport is PTB's own, except that its pool's idle checks stay cheap
-        # (augure.keepalive) and it shares one SSL context with the model's client.
+        # (augure.keepalive) and both pools share one SSL context (the CA bundle read once).
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         return HTTPXRequest(
             connection_pool_size=connections, httpx_kwargs={"transport": transport(limits)}
