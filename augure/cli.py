@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from augure.import_guard import importing_without
+from augure.import_guard import collector_paused, importing_without
 
 # httpx loads its own command line (click, rich, pygments) whenever those are installed:
 # ~35 ms and ~3 MB of every start for a tool Augure never runs.
@@ -145,7 +145,8 @@ async def _run(config: Config, args: argparse.Namespace) -> int:
     from augure.keepalive import load_tls_early
 
     load_tls_early()  # beside the import below, python-telegram-bot's (~0.1 s)
-    from augure.channels.telegram.bot import serve
+    with collector_paused():
+        from augure.channels.telegram.bot import serve
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,4 +1,5 @@
-"""Keep a library's optional integrations that Augure never uses out of the process.
+"""What the process does around its imports: keep a library's optional integrations that
+Augure never uses out of it, and spare the garbage collector the objects the imports make.
 
 python-telegram-bot loads `cryptography` whenever it is installed (for Telegram Passport),
 and the openai SDK loads `aiohttp` whenever it is installed (for an alternative HTTP client
@@ -10,6 +11,7 @@ import fails, so the module is marked unimportable for the duration of that one 
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 from collections.abc import Iterator
 
@@ -28,3 +30,23 @@ def importing_without(*modules: str) -> Iterator[None]:
         for name in hidden:
             if sys.modules.get(name, ...) is None:
                 del sys.modules[name]
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """For the imports made once at start. What they make (modules, classes, functions)
+    lives as long as the process, yet the cyclic collector would walk it again in every
+    collection that fires while the imports allocate: ~150 collections, one of them over
+    everything, ~40 ms of `augure run`'s ~0.4 s start. The collector is off within the
+    block; on leaving, what exists is set aside for good (`gc.freeze`: later collections
+    walk only what is made after) and the collector is on again if it was. Reference
+    counting frees objects as always; only the few cycles the imports left (~1,000 objects)
+    are never collected."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
