@@ -108,8 +108,8 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         home = Path(directory) / "home"
         starts = await startup(home)
-        # Each bot process is a few percent faster or slower than the next for the whole of
-        # its life (hash seeds, memory layout): the median of BOTS is reported.
+        # One bot process can be up to a quarter faster or slower than the next for the
+        # whole of its life (same commit: 4.9 and 6.25 ms a turn): the median of BOTS.
         runs = [await turns(home) for _ in range(BOTS)]
     cpu = statistics.median(cpu for cpu, _ in runs)
     rss = statistics.median(rss for _, rss in runs)

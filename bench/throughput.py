@@ -27,9 +27,8 @@ from tests.fakes.telegram import FakeTelegram
 CHATS = 20
 PER_CHAT = 20
 STREAMED_PER_CHAT = 5
-# Bursts, each by a bot process of its own: one process can be a few percent faster or
-# slower than the next for the whole of its life (hash seeds, memory layout), so the
-# median of several is reported.
+# Bursts, each by a bot process of its own: one process can be up to a quarter faster or
+# slower than the next for the whole of its life, so the median of several is reported.
 ROUNDS = 3
 BURST = CHATS * PER_CHAT
 USERS = [5000 + n for n in range(CHATS)]
