@@ -13,6 +13,7 @@ from augure.agent.task import task_tool
 from augure.agent.turn import ChatModel
 from augure.approval.gate import ApprovalGate, Approver
 from augure.background import TaskManager
+from augure.background.manager import Report
 from augure.background.tools import task_tools
 from augure.codemode.tool import execute_code
 from augure.config import Config
@@ -141,13 +142,17 @@ class Core:
         gate = ApprovalGate(audit, config.approval.timeout_seconds, approvers)
 
         # A background task's result comes back as a turn of its own in its chat (SPEC §8),
-        # delivered like a chat turn: its text, then the task's files and the turn's own.
-        async def announce(chat_id: str, content: str, files: list[Artifact]) -> None:
-            reply = await agent.handle(chat_id, content, origin="background")
+        # for the caller that released it and with its tools, delivered like a chat turn:
+        # its text, then the task's files and the turn's own.
+        async def announce(report: Report) -> None:
+            chat_id = report.chat_id
+            reply = await agent.handle(
+                chat_id, report.content, origin=report.chain, tools=report.tools
+            )
             if notifier is not None:
                 await notifier.send(chat_id, reply.text)
                 if isinstance(notifier, FileNotifier):
-                    for artifact in [*files, *reply.artifacts]:
+                    for artifact in [*report.files, *reply.artifacts]:
                         await notifier.deliver(chat_id, artifact)
 
         tasks = TaskManager(Tasks(store.db), announce)
@@ -156,19 +161,21 @@ class Core:
         )
 
         # The jobs' runners reach the agent and the skills built below, when a job runs.
-        async def run_job(conversation: str, prompt: str) -> str:
+        async def run_job(conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
             # Each run starts a fresh conversation: a job's output is delivered to the owner,
             # never fed back as user input, and never piles up across runs.
             await agent.new_conversation(conversation)
-            return (await agent.handle(conversation, prompt, origin="job")).text
+            return (await agent.handle(conversation, prompt, origin=chain)).text
 
-        async def run_skill(skill_id: str) -> str:
-            return await skills.run_scheduled(skill_id)
+        async def run_skill(skill_id: str, chain: tuple[str, ...]) -> str:
+            return await skills.run_scheduled(skill_id, chain)
 
-        async def run_skill_turn(conversation: str, prompt: str, tools: Collection[str]) -> str:
+        async def run_skill_turn(
+            conversation: str, prompt: str, tools: Collection[str], chain: tuple[str, ...]
+        ) -> str:
             # A fresh conversation each run, limited to the skill's declared tools.
             await agent.new_conversation(conversation)
-            return (await agent.handle(conversation, prompt, origin="skill", tools=tools)).text
+            return (await agent.handle(conversation, prompt, origin=chain, tools=tools)).text
 
         scheduler = Scheduler(
             store,
@@ -272,7 +279,7 @@ def _heartbeat(config: Config, agent: Agent, notifier: Notifier | None) -> Heart
         # conversation of its own, so its checks do not pile up in the owner's history.
         async with agent.lock(owner):
             await agent.new_conversation(HEARTBEAT_CHAT)
-            return (await agent.handle(HEARTBEAT_CHAT, prompt, origin="background")).text
+            return (await agent.handle(HEARTBEAT_CHAT, prompt, origin="heartbeat")).text
 
     return Heartbeat(
         config.heartbeat,

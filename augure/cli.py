@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import logging
 import signal
@@ -243,7 +242,9 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
             raise UsageError(f"--args is not valid JSON: {exc.msg}") from None
         if not isinstance(arguments, dict):
             raise UsageError("--args must be a JSON object")
-        ctx = dataclasses.replace(registry.context, origin="cli", chat_id=None)
+        from augure.caller import Caller
+
+        ctx = registry.context.for_caller(Caller.of("cli"))
         result = await core.executor.run(args.name, arguments, ctx)
         print(result.output)
         return 0 if result.success else 1

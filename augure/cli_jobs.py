@@ -43,7 +43,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 async def _scheduler(config: Config) -> AsyncIterator[Scheduler]:
     store = await Store.open(config.db_path)
 
-    async def no_turns(conversation: str, prompt: str) -> str:
+    async def no_turns(conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
         raise RuntimeError("jobs run in `augure run`, not in the CLI")
 
     try:
@@ -108,7 +108,7 @@ async def jobs(config: Config, args: argparse.Namespace) -> int:
             except JobError as exc:
                 raise UsageError(str(exc)) from None
             return 0
-        if not await scheduler.request_run(args.id):
+        if not await scheduler.request_run(args.id, "cli"):
             raise UsageError(f"no job {args.id!r}; see `augure jobs list`")
         print(f"Job {args.id} will run now (in the running bot, within a second).")
         return 0

@@ -9,7 +9,6 @@ script nobody can approve, so a call that needs approval is rejected.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from augure.config import Config
 from augure.errors import UsageError
@@ -34,6 +33,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 async def skills(config: Config, args: argparse.Namespace) -> int:
     from augure.app import Core
+    from augure.caller import Caller
     from augure.channels.console import terminal_approvers
 
     action = args.action or "list"
@@ -54,7 +54,7 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
                 print("No skills.")
             return 0
         if action in ("run", "install"):
-            ctx = dataclasses.replace(core.registry.context, origin="cli", chat_id=None)
+            ctx = core.registry.context.for_caller(Caller.of("cli"))
             tool = "run_skill" if action == "run" else "install_skill"
             key = "id" if action == "run" else "skill_id"
             result = await core.executor.run(tool, {key: args.id}, ctx)

@@ -1,6 +1,7 @@
 """Tool profiles (SPEC §10): per-origin, per-tool-glob rate and cost limits, counted in SQLite.
 
-A profile binds some origins (`chat`, `job`, `task:AGENT`, `*` …) and sets limits on the
+A profile binds some origins (`chat`, `job`, `task:AGENT`, `*` …: any link of a call's origin
+chain) and sets limits on the
 tools matching each glob. The executor's `limits` step asks `Limits.admit` before anything
 runs: either the call is refused with the text the model gets, or its use is reserved, in
 one transaction, so two calls at once cannot both take the last slot. A call that is then
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from augure.caller import Caller
 
 if TYPE_CHECKING:
     from augure.store.db import Store
@@ -46,8 +49,9 @@ class Profile(BaseModel):
     origins: list[str] = ["*"]
     tools: dict[str, ToolLimit] = {}
 
-    def binds(self, origin: str) -> bool:
-        return any(fnmatch.fnmatchcase(origin, pattern) for pattern in self.origins)
+    def binds(self, caller: Caller) -> bool:
+        """Any link of the caller's chain matching any of `origins` (docs/limits.md)."""
+        return caller.binds(self.origins)
 
 
 @dataclass(frozen=True)
@@ -97,11 +101,11 @@ class Limits:
         # Injectable so tests can move to the next day; an aware datetime.
         self.clock = clock
 
-    def bound(self, origin: str, tool: str) -> list[Bound]:
+    def bound(self, caller: Caller, tool: str) -> list[Bound]:
         return [
             Bound(name, glob, limit)
             for name, profile in self.profiles.items()
-            if profile.binds(origin)
+            if profile.binds(caller)
             for glob, limit in profile.tools.items()
             if fnmatch.fnmatchcase(tool, glob)
         ]
@@ -110,8 +114,10 @@ class Limits:
         now = self.clock()
         return now.timestamp(), now.astimezone(self.zone).date().isoformat()
 
-    async def admit(self, origin: str, tool: str) -> Admission:
-        bound = self.bound(origin, tool)
+    async def admit(self, caller: Caller | str, tool: str) -> Admission:
+        """`caller` may be given as its chain's spelling (`chat>background`)."""
+        who = caller if isinstance(caller, Caller) else Caller.of(caller)
+        bound = self.bound(who, tool)
         asks = any(b.limit.requires_approval for b in bound)
         counted = [b for b in bound if _counts(b.limit)]
         if not counted:

@@ -22,6 +22,7 @@ from typing import Any
 
 from augure.app import build_registry
 from augure.approval.gate import ApprovalGate
+from augure.caller import Caller
 from augure.codemode import runtime
 from augure.codemode.tool import code_mode_schema, execute_code
 from augure.config import load_config
@@ -69,7 +70,14 @@ async def main() -> None:
         memory.ensure()
         memory.write("notes.md", "- a cheap file to read\n")
         registry.set_context(RunContext(config, memory, store, registry=registry, execute=run))
-        ctx = RunContext(config, memory, store, chat_id="bench", registry=registry, execute=run)
+        ctx = RunContext(
+            config,
+            memory,
+            store,
+            Caller.of("chat", chat_id="bench"),
+            registry=registry,
+            execute=run,
+        )
 
         async def answer(arguments: dict[str, Any]) -> str:
             return "ok"

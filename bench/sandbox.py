@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
+from augure.caller import Caller
 from augure.config import load_config
 from augure.memory.store import MemoryStore
 from augure.tools.base import RunContext
@@ -46,7 +47,12 @@ async def _timed(ctx: RunContext, command: str, expected: str) -> list[float] | 
 async def main() -> int:
     with tempfile.TemporaryDirectory() as directory:
         config = load_config(home=Path(directory))
-        ctx = RunContext(config, MemoryStore(config.memory_dir), cast(Any, None), "bench")
+        ctx = RunContext(
+            config,
+            MemoryStore(config.memory_dir),
+            cast(Any, None),
+            Caller.of("chat", chat_id="bench"),
+        )
         await sandbox_exec.execute({"command": COMMAND}, ctx)  # workspace creation, caches
         echo = await _timed(ctx, "echo hi", "hi")
         python = await _timed(ctx, COMMAND, "1")

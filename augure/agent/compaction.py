@@ -1,9 +1,11 @@
 """Keeping a conversation under `agent.history_tokens`: shorten old tool results, then
-summarise the oldest turns. The summary of outside content stays marked untrusted."""
+summarise the oldest turns. The summary of outside content stays marked untrusted, and so
+does a summary of that summary: the conversation keeps the summary's sources as data."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from augure.agent import history
 from augure.agent.tally import Tally
@@ -30,6 +32,7 @@ async def compact(
     if history.estimate_tokens(messages, sizes=conversation.sizes) <= limit:
         return
     messages = history.shorten_tool_results(messages)
+    summarised: list[str] | None = None
     if history.estimate_tokens(messages, sizes=conversation.sizes) > limit:
         older, recent = history.split_for_summary(messages, limit // 2)
         if older:
@@ -44,12 +47,29 @@ async def compact(
                 log.warning("could not summarise the history: %s", exc)
             else:
                 tally.add(summary)
-                text = summary.content or ""
-                # A summary of outside content is outside content: it keeps its marking.
-                sources = outside_sources(older, registry)
-                if sources:
-                    text = wrap_untrusted(text, "summary of " + ", ".join(sources))
-                note = f"Summary of the earlier conversation:\n{text}"
-                messages = [{"role": "system", "content": note}, *recent]
+                summarised = _sources(conversation, older, registry)
+                messages = [_summary_message(summary.content or "", summarised), *recent]
     conversation.messages = [*messages, newest]
-    await store.replace_messages(conversation.id, conversation.messages)
+    await store.replace_messages(conversation.id, conversation.messages, summarised)
+    if summarised is not None:
+        conversation.summary_sources = summarised
+
+
+def _sources(
+    conversation: history.Conversation, older: list[dict[str, Any]], registry: ToolRegistry
+) -> list[str]:
+    """The outside sources of what is being summarised: the tools called in it, and those
+    of the earlier summary it begins with (always the first message, when there is one)."""
+    found = set(outside_sources(older, registry))
+    if conversation.summary_sources is not None:
+        found.update(conversation.summary_sources)
+    return sorted(found)
+
+
+def _summary_message(text: str, sources: list[str]) -> dict[str, Any]:
+    """A summary of outside content is outside content: marked, and never a system message
+    (the most trusted place of every later request)."""
+    if not sources:
+        return {"role": "system", "content": f"Summary of the earlier conversation:\n{text}"}
+    marked = wrap_untrusted(text, "summary of " + ", ".join(sources))
+    return {"role": "user", "content": f"[Summary of the earlier conversation:]\n{marked}"}

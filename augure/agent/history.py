@@ -61,6 +61,9 @@ class Conversation:
     id: int
     messages: list[dict[str, Any]] = field(default_factory=list)
     sizes: Sizes = field(default_factory=Sizes, repr=False, compare=False)
+    # The first message is a summary of earlier turns; these are the outside sources it
+    # drew on (empty: none). None: there is no summary.
+    summary_sources: list[str] | None = None
     # What `loaded_tools` found, and in which messages: each turn reads only the new ones.
     _scanned: list[dict[str, Any]] = field(
         default_factory=list, init=False, repr=False, compare=False
@@ -86,7 +89,10 @@ class Conversation:
 
 async def load(store: Store, chat_id: str) -> Conversation:
     conversation_id = await store.open_conversation(chat_id)
-    return Conversation(conversation_id, repair(await store.messages(conversation_id)))
+    messages = repair(await store.messages(conversation_id))
+    conversation = Conversation(conversation_id, messages)
+    conversation.summary_sources = await store.summary_sources(conversation_id)
+    return conversation
 
 
 def repair(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

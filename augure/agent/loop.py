@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any, cast
 
 from augure.agent import history
@@ -16,6 +16,7 @@ from augure.agent.context import build_system_prompt
 from augure.agent.dispatch import Dispatch
 from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnStream
+from augure.caller import Caller, Grants
 from augure.codemode.tool import code_mode_schema
 from augure.config import Config
 from augure.llm import LLMError, LLMResponse
@@ -57,23 +58,27 @@ class Agent:
         self.personas = personas
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._conversations: dict[str, history.Conversation] = {}
+        # `Allow in this chat`: what the owner allowed per chat, until /new or a restart.
+        self._grants: defaultdict[str, Grants] = defaultdict(Grants)
 
     async def handle(
         self,
         chat_id: str,
         content: Content,
         *,
-        origin: str = "chat",
+        origin: str | Sequence[str] = "chat",
         stream: TurnStream | None = None,
         tools: Collection[str] | None = None,
         turn_id: str | None = None,
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
+        `origin` is the turn's origin chain (`job`, `chat>background`, `job>skill:ID`);
         `tools` limits the turn to those tools (a skill's declared ones). A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
         then a restart finds the reply stored and unsent."""
         allowed = frozenset(tools) if tools is not None else None
-        turn = Turn(turn_id or new_id(), chat_id, origin, awaits_delivery=turn_id is not None)
+        caller = Caller.of(origin, chat_id=chat_id, allowed_tools=allowed)
+        turn = Turn(turn_id or new_id(), chat_id, caller, awaits_delivery=turn_id is not None)
         async with self._locks[chat_id]:
             try:
                 return await self._turn(turn, content, stream, allowed)
@@ -99,6 +104,7 @@ class Agent:
         async with self._locks[chat_id]:
             await self.store.close_conversation(chat_id)
             self._conversations.pop(chat_id, None)
+            self._grants[chat_id].clear()
 
     async def _conversation(self, chat_id: str) -> history.Conversation:
         if chat_id not in self._conversations:
@@ -185,14 +191,11 @@ class Agent:
             await self.personas.prompt_for(turn.chat_id) if self.personas else "",
         )
         loaded = conversation.loaded_tools()
-        ctx = dataclasses.replace(
-            self.registry.context,
-            chat_id=turn.chat_id,
-            origin=turn.origin,
-            turn_id=turn.id,
-            allowed_tools=allowed,
-            spend=tally.add,
-        )
+        # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
+        chatting = turn.caller.started_by == "chat"
+        grants = self._grants[turn.chat_id] if chatting else None
+        caller = dataclasses.replace(turn.caller, turn_id=turn.id, grants=grants)
+        ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
         schemas = self._schemas(loaded, allowed)
         return TurnState(
             turn, conversation, system, ctx, stream, allowed, asked_at, loaded, schemas, tally

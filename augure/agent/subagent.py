@@ -67,9 +67,7 @@ async def run_subagent(
     if registry is None:
         raise RuntimeError("RunContext.registry is not set")
     tools = agent_tools(registry, spec.tools, ctx.allowed_tools)
-    inner = dataclasses.replace(
-        ctx, origin=origin(name), allowed_tools=frozenset(t.name for t in tools)
-    )
+    inner = ctx.via(origin(name), tools=[t.name for t in tools])
     schemas = [registry.schema(t) for t in tools] or None
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": f"{spec.instructions}\n\n{RULES}"},

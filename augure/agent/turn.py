@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from augure.agent import history
 from augure.agent.context import SystemPrompt
 from augure.agent.tally import Tally
+from augure.caller import Caller
 from augure.llm import LLMResponse, TextSink, ToolCallSink
 from augure.store.db import TurnUsage
 from augure.tools.base import Artifact, RunContext
@@ -54,8 +55,12 @@ class Reply:
 class Turn:
     id: str
     chat_id: str
-    origin: str
+    caller: Caller  # who the turn works for; its calls extend this
     awaits_delivery: bool
+
+    @property
+    def origin(self) -> str:
+        return self.caller.origin
 
 
 @dataclass

@@ -38,6 +38,9 @@ class Verdict:
     by: str
     reason: str | None = None
     always: bool = False
+    # `Allow in this chat`: this call, and later ones with the same target in the same chat
+    # until /new or a restart.
+    in_chat: bool = False
 
     @property
     def approved(self) -> bool:
@@ -51,7 +54,9 @@ class Verdict:
     def describe(self) -> str:
         """What happened, for the edited approval message."""
         if self.decision is Decision.APPROVED:
-            return "Always allowed (rule saved)" if self.always else "Approved"
+            if self.always:
+                return "Always allowed (rule saved)"
+            return "Allowed in this chat (until /new)" if self.in_chat else "Approved"
         if self.decision is Decision.TIMED_OUT:
             return "Rejected: no answer in time"
         return f"Rejected ({self.reason})" if self.reason else "Rejected"
@@ -66,13 +71,20 @@ class ApprovalRequest:
     origin: str
     rule_pattern: str | None  # offered as "Always allow" when set
     digest: str | None = None  # sha256 of exactly what is shown; a press approves that only
+    in_chat: bool = False  # `Allow in this chat` is offered
 
 
 class Decide(Protocol):
     """Settles one presented request; None when it was already decided."""
 
     async def __call__(
-        self, decision: Decision, by: str, *, reason: str | None = None, always: bool = False
+        self,
+        decision: Decision,
+        by: str,
+        *,
+        reason: str | None = None,
+        always: bool = False,
+        in_chat: bool = False,
     ) -> Verdict | None: ...
 
 
@@ -165,9 +177,16 @@ class ApprovalGate:
         """Show the request on every approver; one that fails is left out, all failing raises."""
 
         async def decide(
-            decision: Decision, by: str, *, reason: str | None = None, always: bool = False
+            decision: Decision,
+            by: str,
+            *,
+            reason: str | None = None,
+            always: bool = False,
+            in_chat: bool = False,
         ) -> Verdict | None:
-            return await self.decide(request.id, decision, by, reason=reason, always=always)
+            return await self.decide(
+                request.id, decision, by, reason=reason, always=always, in_chat=in_chat
+            )
 
         results = await asyncio.gather(
             *(approver.present(request, decide) for approver in self.approvers),
@@ -199,11 +218,12 @@ class ApprovalGate:
         *,
         reason: str | None = None,
         always: bool = False,
+        in_chat: bool = False,
     ) -> Verdict | None:
         """Decide a pending request. None if it was decided before (or never existed)."""
         if not await self.audit.decide(invocation_id, decision, by, reason):
             return None
-        verdict = Verdict(decision, by, reason, always)
+        verdict = Verdict(decision, by, reason, always, in_chat)
         future = self._pending.get(invocation_id)
         if future is not None and not future.done():
             future.set_result(verdict)

@@ -18,13 +18,27 @@ from dataclasses import dataclass
 
 from augure.store.tasks import Status, Tasks
 from augure.tools.executor import Call, Work
-from augure.tools.result import Artifact, ToolResult, render
+from augure.tools.result import Artifact, ToolResult, plain, wrap_untrusted
 
 log = logging.getLogger(__name__)
 
-# Runs a turn in `chat_id` (origin `background`) with this content and delivers its reply,
-# then the files the task produced (a screenshot, a document).
-Announce = Callable[[str, str, list[Artifact]], Awaitable[None]]
+
+@dataclass(frozen=True)
+class Report:
+    """A finished task's result, for the turn that reports it in its chat."""
+
+    chat_id: str
+    content: str  # what the report turn reads; outside content in it is marked
+    files: list[Artifact]  # what the task produced (a screenshot, a document)
+    # The released call's origin chain and the tools of the turn that released it: the
+    # report turn works for the same caller with the same tools (docs/security.md).
+    chain: tuple[str, ...]
+    tools: frozenset[str] | None
+    source: str | None  # provenance of the result, as data
+
+
+# Runs the report turn and delivers its reply, then the task's files.
+Announce = Callable[[Report], Awaitable[None]]
 CANCELLED = "Cancelled by the owner."
 PROGRESS_SECONDS = 1.0  # at most one progress write per task per second
 CANCEL_WAIT_SECONDS = 10.0  # a sandbox's kill waits up to 5 s for its pipes
@@ -35,6 +49,8 @@ class _Running:
     id: str
     chat_id: str
     tool: str
+    chain: tuple[str, ...]
+    tools: frozenset[str] | None
     work: asyncio.Task[ToolResult] | None = None
     runner: asyncio.Task[None] | None = None
     line: str | None = None
@@ -54,15 +70,16 @@ class TaskManager:
 
     async def submit(self, call: Call, work: Work) -> str:
         """Record the task and start its work; returns the id at once."""
-        chat = call.ctx.chat_id
+        caller = call.ctx.caller
+        chat = caller.chat_id
         assert chat is not None, "the executor releases only calls of a chat"
-        task_id = await self.tasks.create(chat, call.name, call.shown)
+        task_id = await self.tasks.create(
+            chat, call.name, call.shown, origin=caller.origin, tools=caller.allowed_tools
+        )
         if self._closing:
             return task_id  # stays `running`: the next start reports it interrupted
-        entry = _Running(task_id, chat, call.name)
-        call.ctx = dataclasses.replace(
-            call.ctx, origin="background", report=functools.partial(self._report, entry)
-        )
+        entry = _Running(task_id, chat, call.name, caller.chain, caller.allowed_tools)
+        call.ctx = dataclasses.replace(call.ctx, report=functools.partial(self._report, entry))
         entry.work = asyncio.create_task(work(functools.partial(self.tasks.attach, task_id)))
         entry.runner = asyncio.create_task(self._run(entry, entry.work))
         self._running[task_id] = entry
@@ -112,19 +129,26 @@ class TaskManager:
         self._running.pop(entry.id, None)
         if entry.flush is not None:
             entry.flush.cancel()
-        status, text, files = _outcome(entry, work)
-        if not await self.tasks.finish(entry.id, status, text, entry.line):
+        status, text, files, source = _outcome(entry, work)
+        if not await self.tasks.finish(entry.id, status, text, entry.line, source):
             return  # ended otherwise meanwhile
         if status != "cancelled":
-            await self._report_back(entry, status, text, files)
+            await self._report_back(entry, status, text, files, source)
 
     async def _report_back(
-        self, entry: _Running, status: Status, text: str, files: list[Artifact]
+        self,
+        entry: _Running,
+        status: Status,
+        text: str,
+        files: list[Artifact],
+        source: str | None,
     ) -> None:
         ended = "finished" if status == "done" else "failed"
-        content = f"[Background task {entry.id} ({entry.tool}) {ended}. Its result:]\n{text}"
+        shown = wrap_untrusted(text, source) if source is not None else text
+        content = f"[Background task {entry.id} ({entry.tool}) {ended}. Its result:]\n{shown}"
+        report = Report(entry.chat_id, content, files, entry.chain, entry.tools, source)
         try:
-            await self.announce(entry.chat_id, content, files)
+            await self.announce(report)
         except Exception:
             # Left unreported: the next start tells the owner where the result is.
             log.exception("could not report background task %s", entry.id)
@@ -157,14 +181,19 @@ class TaskManager:
                 return
 
 
-def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> tuple[Status, str, list[Artifact]]:
-    """The task's status, its result as the model reads it, and the files it produced."""
+Outcome = tuple[Status, str, list[Artifact], str | None]
+
+
+def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> Outcome:
+    """The task's status, its result as the model reads it (unmarked), the files it produced
+    and the result's provenance."""
     if work.cancelled():
-        return "cancelled", CANCELLED, []
+        return "cancelled", CANCELLED, [], None
     failure = work.exception()
     if failure is not None:
         # Only the kind: an unexpected error's text may quote what it was handling.
         log.error("background task %s failed", entry.id, exc_info=failure)
-        return "failed", f"Error: {entry.tool} failed: {type(failure).__name__}", []
+        return "failed", f"Error: {entry.tool} failed: {type(failure).__name__}", [], None
     result = work.result()
-    return ("done" if result.success else "failed"), render(result), result.artifacts
+    status: Status = "done" if result.success else "failed"
+    return status, plain(result), result.artifacts, result.source

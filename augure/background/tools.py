@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import Field
@@ -10,20 +9,17 @@ from pydantic import Field
 from augure.background.manager import TaskManager
 from augure.store.tasks import TaskRow
 from augure.tools.base import RunContext, Tool, ToolResult, tool
-from augure.tools.result import UNTRUSTED_CLOSE, wrap_untrusted
+from augure.tools.result import relayed_source
 
 EXCERPT = 200  # characters of a result in the listing; `task_status(id)` shows all of it
 LISTED = 15
-_WRAPPED = re.compile(
-    r'<untrusted_content source="([^"]*)">\n(.*)\n' + re.escape(UNTRUSTED_CLOSE), re.DOTALL
-)
 
 TaskId = Annotated[str, Field(min_length=1, description="the task id")]
 
 
 def task_tools(manager: TaskManager) -> list[Tool]:
-    # The listing can quote outside content (an untrusted result): what is derived from it
-    # (a history summary) stays marked.
+    # A task's result can be outside content: its row keeps the provenance, and what shows
+    # it here is marked from that (and what is derived from this, a history summary, too).
     @tool("task_status", deferred=True, relays=True)
     async def task_status(ctx: RunContext, id: TaskId | None = None) -> ToolResult:
         """Background tasks: one in full, or the running and recent ones."""
@@ -31,7 +27,7 @@ def task_tools(manager: TaskManager) -> list[Tool]:
             row = await manager.tasks.get(id.strip())
             if row is None or (ctx.chat_id is not None and row.chat_id != ctx.chat_id):
                 return ToolResult.error(f"there is no task {id}")
-            return ToolResult.ok(detail(row))
+            return ToolResult.ok(detail(row), source=relayed_source("task_status", _sources([row])))
         rows = [
             row
             for row in await manager.tasks.list(limit=LISTED * 4)
@@ -39,7 +35,8 @@ def task_tools(manager: TaskManager) -> list[Tool]:
         ][:LISTED]
         if not rows:
             return ToolResult.ok("No background tasks.")
-        return ToolResult.ok("\n".join(line(row) for row in rows))
+        listing = "\n".join(line(row) for row in rows)
+        return ToolResult.ok(listing, source=relayed_source("task_status", _sources(rows)))
 
     @tool("task_cancel", deferred=True, safe=False)
     async def task_cancel(ctx: RunContext, id: TaskId) -> ToolResult:
@@ -53,13 +50,17 @@ def task_tools(manager: TaskManager) -> list[Tool]:
     return [task_status, task_cancel]
 
 
-def line(row: TaskRow, *, limit: int = EXCERPT, marked: bool = True) -> str:
+def _sources(rows: list[TaskRow]) -> set[str]:
+    return {row.source for row in rows if row.source is not None and row.result}
+
+
+def line(row: TaskRow, *, limit: int = EXCERPT) -> str:
     """One task in a listing: id, tool, status, elapsed, and what it has produced so far.
-    `marked`: an untrusted result's excerpt keeps its marker (for the model, not the owner)."""
+    Unmarked: whoever shows it to the model marks the whole from the rows' `source`."""
     text = f"{row.id} {row.tool} — {row.status}, {elapsed(row.elapsed())}"
     if row.status == "running":
-        return f"{text}: {excerpt(row.progress, limit, False)}" if row.progress else text
-    return f"{text}: {excerpt(row.result, limit, marked)}" if row.result else text
+        return f"{text}: {excerpt(row.progress, limit)}" if row.progress else text
+    return f"{text}: {excerpt(row.result, limit)}" if row.result else text
 
 
 def detail(row: TaskRow) -> str:
@@ -76,12 +77,9 @@ def elapsed(seconds: float) -> str:
     return f"{minutes}m {rest:02d}s" if minutes else f"{rest}s"
 
 
-def excerpt(result: str | None, limit: int = EXCERPT, marked: bool = True) -> str:
-    """The start of a result on one line; an untrusted one stays inside its marker."""
-    if not result:
+def excerpt(text: str | None, limit: int = EXCERPT) -> str:
+    """The start of a text on one line."""
+    if not text:
         return ""
-    wrapped = _WRAPPED.fullmatch(result)
-    inner = wrapped.group(2) if wrapped else result
-    short = " ".join(inner.split())
-    short = short if len(short) <= limit else short[: limit - 1] + "…"
-    return wrap_untrusted(short, wrapped.group(1)) if wrapped and marked else short
+    short = " ".join(text.split())
+    return short if len(short) <= limit else short[: limit - 1] + "…"

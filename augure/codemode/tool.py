@@ -7,7 +7,6 @@ runs in pydantic-monty (augure/codemode/runtime.py): no files, network or enviro
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -78,19 +77,14 @@ def code_mode_schema(registry: ToolRegistry) -> dict[str, Any]:
     }
 
 
-async def run_code(
-    code: str,
-    ctx: RunContext,
-    *,
-    allowed: Collection[str] | None = None,
-    origin: str = "code",
-) -> CodeRun:
-    """Run `code` with `api` bound to the registry's tools (within `allowed`), through the
-    executor as `origin`. Budgets come from `[code_mode]`."""
+async def run_code(code: str, ctx: RunContext) -> CodeRun:
+    """Run `code` with `api` bound to the registry's tools (within what `ctx`'s caller may
+    use), every call through the executor for that caller one link further (`…>code`).
+    Budgets come from `[code_mode]`."""
     registry = ctx.registry
     if registry is None:
         raise RuntimeError("RunContext.registry is not set")
-    inner = dataclasses.replace(ctx, origin=origin)
+    inner = ctx.via("code")
     done = CodeRun(runtime.Outcome())
 
     def bridge(target: Tool) -> runtime.ApiFunction:
@@ -110,7 +104,7 @@ async def run_code(
 
         return runtime.ApiFunction([stubs.python_name(p) for p in order], call)
 
-    functions = {t.name: bridge(t) for t in api_tools(registry, allowed)}
+    functions = {t.name: bridge(t) for t in api_tools(registry, inner.allowed_tools)}
     config = ctx.config.code_mode
     limits = runtime.Limits(config.timeout_seconds, config.max_tool_calls)
     done.outcome = await runtime.run(code, functions, limits)

@@ -40,9 +40,17 @@ async def invocations(
     where: list[str] = ["1 = 1"]
     params: list[str | float | int] = []
     for column in FILTERS:
-        if filters.get(column):
+        value = filters.get(column)
+        if not value:
+            continue
+        if column == "origin":
+            # Who started the work: the chain itself, or any chain it heads (`chat>code`);
+            # a range on the origin index, `?` being the character after `>`.
+            where.append("(origin = ? OR (origin >= ? AND origin < ?))")
+            params += [value, f"{value}>", f"{value}?"]
+        else:
             where.append(f"{column} = ?")
-            params.append(filters[column])
+            params.append(value)
     after = parse_cursor(cursor)
     if after is not None:
         where.append("(created_at < ? OR (created_at = ? AND rowid < ?))")

@@ -47,8 +47,10 @@ REDELIVER_SECONDS = 60.0  # an undelivered reply is offered again this often
 PAUSED_KEY = "scheduler.paused"
 
 Clock = Callable[[], datetime]
-RunTurn = Callable[[str, str], Awaitable[str]]  # (conversation key, prompt) → reply text
-RunSkill = Callable[[str], Awaitable[str]]  # skill id → its output
+# (conversation key, prompt, origin chain) → reply text. The chain is `job`, or `cli>job` and
+# `dashboard>job` for a run the owner asked for there (docs/security.md, "Who asked").
+RunTurn = Callable[[str, str, tuple[str, ...]], Awaitable[str]]
+RunSkill = Callable[[str, tuple[str, ...]], Awaitable[str]]  # (skill id, chain) → its output
 SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
 
 
@@ -240,9 +242,12 @@ class Scheduler:
     async def unschedule_skill(self, skill_id: str) -> bool:
         return await self.delete(SKILL_JOB_PREFIX + skill_id)
 
-    async def request_run(self, job_id: str) -> bool:
-        """Run a job now, once, without changing its schedule (picked up by the loop)."""
-        cursor = await self.db.execute("UPDATE jobs SET run_requested = 1 WHERE id = ?", (job_id,))
+    async def request_run(self, job_id: str, by: str) -> bool:
+        """Run a job now, once, without changing its schedule (picked up by the loop); `by`
+        (`cli`, `dashboard`) heads the run's origin chain."""
+        cursor = await self.db.execute(
+            "UPDATE jobs SET run_requested = 1, requested_by = ? WHERE id = ?", (by, job_id)
+        )
         self._wake.set()
         return cursor.rowcount == 1
 
@@ -291,7 +296,7 @@ class Scheduler:
         now = self.now()
         rows = list(
             await self.db.fetchall(
-                f"SELECT {JOB_COLUMNS}, run_requested FROM jobs "
+                f"SELECT {JOB_COLUMNS}, run_requested, requested_by FROM jobs "
                 "WHERE run_requested = 1 OR (next_run IS NOT NULL AND next_run <= ?)",
                 (now.isoformat(),),
             )
@@ -301,7 +306,7 @@ class Scheduler:
             job, requested = Job.from_row(row), bool(row[10])
             if requested:  # "run now" is the owner's explicit ask: a paused job runs too
                 await self._clear_request(job.id)
-                started += await self._claim(job, now, now, manual=True)
+                started += await self._claim(job, now, now, requested_by=row[11] or "cli")
             if job.next_run and datetime.fromisoformat(job.next_run) <= now:
                 scheduled = latest_fire(job, datetime.fromisoformat(job.next_run), now)
                 if job.paused:
@@ -346,25 +351,28 @@ class Scheduler:
         await self.db.execute("UPDATE jobs SET next_run = ? WHERE id = ?", (next_run, job.id))
 
     async def _claim(
-        self, job: Job, scheduled: datetime, now: datetime, manual: bool = False
+        self, job: Job, scheduled: datetime, now: datetime, requested_by: str | None = None
     ) -> list[asyncio.Task[None]]:
+        """`requested_by`: a run the owner asked for (not the schedule's), and where."""
         if not await self._record(job.id, scheduled, "running", job.chat_id):
             return []  # this instant already ran (or is running): never twice
         key = (job.id, scheduled.isoformat())
         self._in_flight.add(key)
-        task = asyncio.create_task(self._run(job, scheduled, manual))
+        task = asyncio.create_task(self._run(job, scheduled, requested_by))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
         task.add_done_callback(lambda _: self._in_flight.discard(key))
         return [task]
 
-    async def _run(self, job: Job, scheduled: datetime, manual: bool) -> None:
+    async def _run(self, job: Job, scheduled: datetime, requested_by: str | None) -> None:
+        manual = requested_by is not None
+        chain = (requested_by, "job") if requested_by is not None else ("job",)
         try:
             skill = await self._skill_of(job.id)
             if skill is not None and self.run_skill is not None:
-                reply = await self.run_skill(skill)
+                reply = await self.run_skill(skill, chain)
             else:
-                reply = await self.run_turn(f"job:{job.id}", job.prompt)
+                reply = await self.run_turn(f"job:{job.id}", job.prompt, chain)
         except Exception as exc:
             log.exception("job %s failed", job.id)
             reply = f"The job failed: {type(exc).__name__}: {exc}"
@@ -448,7 +456,9 @@ class Scheduler:
         return str(row[0]) if row and row[0] else None
 
     async def _clear_request(self, job_id: str) -> None:
-        await self.db.execute("UPDATE jobs SET run_requested = 0 WHERE id = ?", (job_id,))
+        await self.db.execute(
+            "UPDATE jobs SET run_requested = 0, requested_by = NULL WHERE id = ?", (job_id,)
+        )
 
     async def _tell(self, chat_id: str, text: str) -> bool:
         if self.notifier is None:

@@ -1,14 +1,15 @@
 """Running a skill's code: for real through the executor, or against test.json's canned answers.
 
-A real run goes through `run_code` with `allowed` = the tools the skill declares and origin
-`skill`, so every call passes validation, rules, approval and the audit like any other. A test
+A real run goes through `run_code` in a context whose caller names the skill (`…>skill:ID`)
+and allows only the tools it declares, so every call passes validation, scope, rules,
+approval and the audit like any other. A test
 run binds `api.<tool>` to canned answers through the runtime alone: no executor, no tool ever
 runs, nothing leaves the process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,8 +48,9 @@ class CheckResult:
     detail: str  # why it failed, or what it printed when it passed
 
 
-async def run_skill_code(code: str, tools: Collection[str], ctx: RunContext) -> RunResult:
-    run = await run_code(code, ctx, allowed=set(tools), origin="skill")
+async def run_skill_code(code: str, ctx: RunContext) -> RunResult:
+    """Run a code skill in `ctx`, whose caller already names the skill and its tools."""
+    run = await run_code(code, ctx)
     calls = [describe_call(c) for c in run.outcome.calls]
     return RunResult(report(run), calls, run.rejected)
 

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
+from augure.caller import Caller
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import api_tools
 from augure.config import Config
@@ -53,7 +54,8 @@ BUNDLED_KEY = "skills.bundled."  # + id: installed once; a skill the owner delet
 
 # Runs an instruction skill's turn: (conversation, prompt, declared tools) → the answer. The
 # agent is a layer above the skills: it is handed in, never imported.
-TurnRunner = Callable[[str, str, Collection[str]], Awaitable[str]]
+# (conversation, prompt, declared tools, origin chain) → the answer.
+TurnRunner = Callable[[str, str, Collection[str], tuple[str, ...]], Awaitable[str]]
 
 
 class SkillService:
@@ -225,14 +227,17 @@ class SkillService:
             why = f" ({record.reason})" if record.reason else ""
             raise SkillError(f"skill {skill_id} is {record.state}{why}; only active skills run")
         meta = self.files.meta(skill_id)
-        run_id = await self.files.run_started(skill_id, ctx.origin)
+        # Whoever runs it (the chat, a job, the CLI), the skill is one more link, and it may
+        # use only the tools it declares, within what its caller may use.
+        allowed = set(meta.tools) & self.known_tools()
+        run_id = await self.files.run_started(skill_id, ctx.origin)  # who ran it
+        ctx = ctx.via(f"skill:{skill_id}", tools=allowed)
         code = self.files.code(skill_id)
         try:
             if code is not None:
-                allowed = set(meta.tools) & self.known_tools()
-                result = await run_skill_code(code, allowed, ctx)
+                result = await run_skill_code(code, ctx)
             else:
-                result = await self._instructions(meta)
+                result = await self._instructions(meta, ctx)
         except Exception as exc:  # a run that crashed is a failed run, recorded
             log.exception("skill %s failed", skill_id)
             result = RunResult(ToolResult.error(f"{type(exc).__name__}: {exc}"), [])
@@ -249,22 +254,23 @@ class SkillService:
         noted = result.result.with_content(f"{result.result.content}\n\n{note}")
         return dataclasses.replace(result, result=noted)
 
-    async def run_scheduled(self, skill_id: str) -> str:
+    async def run_scheduled(self, skill_id: str, chain: tuple[str, ...] = ("job",)) -> str:
         """For the scheduler: the output delivered to the owner, errors included."""
-        ctx = dataclasses.replace(self.registry.context, origin="skill", chat_id=None)
+        ctx = self.registry.context.for_caller(Caller.of(chain))
         try:
             return (await self.run(skill_id, ctx)).output
         except SkillError as exc:
             return f"Skill {skill_id} did not run: {exc}"
 
-    async def _instructions(self, meta: SkillMeta) -> RunResult:
+    async def _instructions(self, meta: SkillMeta, ctx: RunContext) -> RunResult:
         conversation = f"skill:{meta.name}"
         prompt = (
             f"Run the skill {meta.name} now ({meta.description}). Follow its instructions and "
             f"answer with the result for the owner.\n\n{meta.body}"
         )
         started = time.time()
-        answer = await self.run_turn(conversation, prompt, meta.tools)
+        tools = ctx.allowed_tools if ctx.allowed_tools is not None else meta.tools
+        answer = await self.run_turn(conversation, prompt, tools, ctx.caller.chain)
         calls = await self.files.calls_since(conversation, started)
         return RunResult(ToolResult.ok(answer), calls)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,15 +71,34 @@ class Store:
         rows = _message_rows(conversation_id, messages)
         await self.db.write(lambda connection: _insert_messages(connection, rows))
 
-    async def replace_messages(self, conversation_id: int, messages: list[dict[str, Any]]) -> None:
-        """Rewrite a conversation (after pruning or compaction): all of it or nothing."""
+    async def replace_messages(
+        self,
+        conversation_id: int,
+        messages: list[dict[str, Any]],
+        summary_sources: Sequence[str] | None = None,
+    ) -> None:
+        """Rewrite a conversation (after pruning or compaction): all of it or nothing. With
+        `summary_sources`, its first message is a new summary of content from those sources
+        (empty: all trusted)."""
         rows = _message_rows(conversation_id, messages)
 
         def replace(connection: sqlite3.Connection) -> None:
             connection.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             _insert_messages(connection, rows)
+            if summary_sources is not None:
+                connection.execute(
+                    "UPDATE conversations SET summary_sources = ? WHERE id = ?",
+                    (json.dumps(sorted(summary_sources)), conversation_id),
+                )
 
         await self.db.write(replace)
+
+    async def summary_sources(self, conversation_id: int) -> list[str] | None:
+        """Where the conversation's summary drew outside content from; None: no summary."""
+        row = await self.db.fetchone(
+            "SELECT summary_sources FROM conversations WHERE id = ?", (conversation_id,)
+        )
+        return list(json.loads(row[0])) if row and row[0] is not None else None
 
     async def messages(self, conversation_id: int) -> list[dict[str, Any]]:
         rows = await self.db.fetchall(

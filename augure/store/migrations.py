@@ -199,4 +199,16 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE jobs ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     """,
+    # Who asked for a "run now" (`cli`, `dashboard`): the head of that run's origin chain.
+    # A background task keeps the origin chain and the allowed tools of the turn that
+    # released it (its report turn gets the same), and its result's provenance as data. A
+    # conversation's summary keeps the provenance of what it summarised (a JSON list of
+    # sources; NULL: no summary), so a summary of that summary stays marked too.
+    """
+    ALTER TABLE jobs ADD COLUMN requested_by TEXT;
+    ALTER TABLE tasks ADD COLUMN origin TEXT;
+    ALTER TABLE tasks ADD COLUMN tools TEXT;
+    ALTER TABLE tasks ADD COLUMN source TEXT;
+    ALTER TABLE conversations ADD COLUMN summary_sources TEXT;
+    """,
 ]

@@ -31,11 +31,18 @@ class TaskRow:
     arguments: dict[str, Any]  # redacted, as the owner would be shown them
     status: Status
     progress: str | None
-    result: str | None  # rendered for the model: untrusted content stays wrapped
+    result: str | None  # as the model reads it, without the untrusted marker: see `source`
     invocation: str | None
     notified: bool
     created_at: float
     finished_at: float | None
+    # Provenance of `result`: where its outside content came from (None: trusted). Whatever
+    # shows the result to the model marks it from this (`background.tools`).
+    source: str | None = None
+    # The origin chain of the released call (`chat>background`) and the tools the turn that
+    # released it could use (None: all): its report turn runs with the same.
+    origin: str | None = None
+    tools: frozenset[str] | None = None
 
     def elapsed(self, now: float | None = None) -> float:
         end = self.finished_at if self.finished_at is not None else (now or time.time())
@@ -51,6 +58,8 @@ class TaskRow:
             "progress": self.progress,
             "result": self.result,
             "invocation": self.invocation,
+            "source": self.source,
+            "origin": self.origin,
             "created_at": self.created_at,
             "finished_at": self.finished_at,
         }
@@ -64,16 +73,25 @@ class Tasks:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def create(self, chat_id: str, tool: str, arguments: dict[str, Any]) -> str:
+    async def create(
+        self,
+        chat_id: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        origin: str | None = None,
+        tools: frozenset[str] | None = None,
+    ) -> str:
         shown = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        allowed = json.dumps(sorted(tools)) if tools is not None else None
 
         def insert(connection: sqlite3.Connection) -> str:
             while True:  # ~900 million ids: a collision is rare, and then simply retried
                 task_id = new_task_id()
                 cursor = connection.execute(
                     "INSERT OR IGNORE INTO tasks (id, chat_id, tool, arguments, status, "
-                    "created_at) VALUES (?, ?, ?, ?, 'running', ?)",
-                    (task_id, chat_id, tool, shown, time.time()),
+                    "created_at, origin, tools) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+                    (task_id, chat_id, tool, shown, time.time(), origin, allowed),
                 )
                 if cursor.rowcount == 1:
                     return task_id
@@ -90,13 +108,20 @@ class Tasks:
         )
 
     async def finish(
-        self, task_id: str, status: Status, result: str, progress: str | None = None
+        self,
+        task_id: str,
+        status: Status,
+        result: str,
+        progress: str | None = None,
+        source: str | None = None,
     ) -> bool:
-        """Record the outcome; False if the task had already ended (cancelled, interrupted)."""
+        """Record the outcome and its provenance; False if the task had already ended
+        (cancelled, interrupted)."""
         changed = await self.db.execute(
-            "UPDATE tasks SET status = ?, result = ?, progress = COALESCE(?, progress), "
-            "finished_at = ? WHERE id = ? AND status = 'running'",
-            (status, result, progress, time.time(), task_id),
+            "UPDATE tasks SET status = ?, result = ?, source = ?, "
+            "progress = COALESCE(?, progress), finished_at = ? "
+            "WHERE id = ? AND status = 'running'",
+            (status, result, source, progress, time.time(), task_id),
         )
         return changed.rowcount == 1
 
@@ -167,4 +192,7 @@ def _row(row: sqlite3.Row) -> TaskRow:
         notified=bool(row["notified"]),
         created_at=row["created_at"],
         finished_at=row["finished_at"],
+        source=row["source"],
+        origin=row["origin"],
+        tools=frozenset(json.loads(row["tools"])) if row["tools"] is not None else None,
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from augure.approval.rules import literal
+from augure.caller import Caller
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 
 __all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult"]
@@ -39,19 +40,16 @@ Risk = Literal["low", "high"]
 Mode = Literal["direct", "stateful"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunContext:
-    """What a tool may use. Built once per app; `chat_id` and `origin` per call."""
+    """What a tool may use: the app's services, built once, and the `Caller` of this call —
+    who asked, in which chat, with which tools allowed (an immutable value, extended by
+    whoever calls for another, never replaced)."""
 
     config: Config
     memory: MemoryStore
     store: Store
-    chat_id: str | None = None
-    origin: str = "chat"
-    turn_id: str | None = None
-    # When set, only these tools may be called (a skill's declared tools); enforced by the
-    # executor, so no path around it exists.
-    allowed_tools: frozenset[str] | None = None
+    caller: Caller = field(default_factory=Caller)
     registry: ToolRegistry | None = None
     scheduler: Any = None
     # What the owner saw and approved (the preview, e.g. an install's files): the tool runs
@@ -60,14 +58,42 @@ class RunContext:
     # The executor's door, for tools that call other tools (code mode, skills): every such
     # call goes through the same pipeline. Given at construction; tools never import it.
     execute: Execute | None = None
-    # The audit record of the call this context runs (set by the executor before the tool
-    # runs): calls made from inside it (a batch's, a snippet's) name it as their parent.
-    invocation: str | None = None
     # Where a stateful tool's progress lines go (set by the executor for each call).
     report: Callable[[str], None] | None = None
     # Counts a model call made inside a tool (a subagent's) in the running turn's usage (set
     # by the turn loop).
     spend: Callable[[LLMResponse], None] | None = None
+
+    @property
+    def chat_id(self) -> str | None:
+        return self.caller.chat_id
+
+    @property
+    def origin(self) -> str:
+        return self.caller.origin
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.caller.turn_id
+
+    @property
+    def allowed_tools(self) -> frozenset[str] | None:
+        return self.caller.allowed_tools
+
+    @property
+    def invocation(self) -> str | None:
+        """The audit record of the call this context runs: calls made from inside it (a
+        batch's, a snippet's) name it as their parent."""
+        return self.caller.parent
+
+    def for_caller(self, caller: Caller) -> RunContext:
+        """These services, working for `caller`."""
+        return replace(self, caller=caller)
+
+    def via(self, link: str, *, tools: Collection[str] | None = None) -> RunContext:
+        """The context of calls made on this caller's behalf by `link` (code, batch, a
+        subagent...): the chain extended, the allowed tools narrowed to `tools` if given."""
+        return replace(self, caller=self.caller.via(link, tools=tools))
 
     def progress(self, line: str) -> None:
         """A stateful tool's latest progress line (shown to the owner on long calls)."""

@@ -75,4 +75,4 @@ async def batch(
 async def _run(ctx: RunContext, call: SubCall) -> ToolResult:
     if call.tool in EXCLUDED:
         return ToolResult.error(f"{call.tool} cannot run inside batch; call it directly")
-    return await ctx.call(call.tool, call.arguments)
+    return await ctx.via(NAME).call(call.tool, call.arguments)

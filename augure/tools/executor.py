@@ -1,11 +1,14 @@
 """The one door to every tool call: a pipeline of named steps over one `Call`.
 
-    parse ▶ release ▶ validate ▶ scope ▶ limits ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
+    parse ▶ validate ▶ scope ▶ release ▶ limits ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
 
 The gates (parse … approval) may end a call with a result of their own; `run` invokes the
 tool; the finishing steps (redact … guard) turn its result into what the caller gets. Chat
 turns, code mode, skills, jobs and `augure tools run` all call `Executor.run` with their
-origin, so none of them can skip limits, approval, redaction or the record. A new check is
+`Caller` (in the `RunContext`): every gate reads who asked from it — the whole origin chain,
+the allowed tools, the approvals in force — so none of them can skip limits, approval,
+redaction or the record, and a hand-over (background, code, batch) extends it, never
+replaces it. A new check is
 one more gate in `gates`; a new caller (batch, background work, subagents, MCP) is one more
 call of `run`.
 """
@@ -51,6 +54,7 @@ class Call:
     arguments: str | dict[str, Any]
     ctx: RunContext
     tool: Tool | None = None
+    background: bool = False  # asked to be released from the turn (SPEC §8)
     args: dict[str, Any] = dataclasses.field(default_factory=dict)
     params: Any = None
     asking: bool = False  # needs the owner's approval unless a rule covers it
@@ -62,6 +66,7 @@ class Call:
     digest: str | None = None  # of what the approval request showed
     profile_asks: bool = False  # a profile requires approval (it can add it, never remove)
     reserved: tuple[int, ...] = ()  # limit counts taken; given back if the call does not run
+    granted: bool = False  # allowed by `Allow in this chat` for this caller's chat
 
     @property
     def the_tool(self) -> Tool:
@@ -78,6 +83,7 @@ Work = Callable[[Started], Coroutine[Any, Any, ToolResult]]
 # Takes a released call and its work; returns the background task's id (SPEC §8).
 Submit = Callable[[Call, Work], Awaitable[str]]
 STARTED = "Started in the background as task {id}."
+SESSION = "session"  # the audit's `decided_by` for a call `Allow in this chat` covered
 
 
 class Executor:
@@ -104,9 +110,9 @@ class Executor:
         self.background = background
         self.gates: tuple[Gate, ...] = (
             self.parse,
-            self.release,
             self.validate,
             self.scope,
+            self.release,
             self.limits_step,
             self.policy,
             self.approval,
@@ -143,42 +149,44 @@ class Executor:
                 f"unknown tool {call.name!r}; available: {known}", ErrorKind.INVALID_CALL
             )
         if isinstance(call.arguments, dict):
-            call.args = call.arguments
-            return None
-        try:
-            parsed = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return ToolResult.error(
-                f"arguments for {call.name} are not valid JSON ({exc.msg})", ErrorKind.INVALID_CALL
-            )
+            parsed: Any = call.arguments
+        else:
+            try:
+                parsed = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError as exc:
+                return ToolResult.error(
+                    f"arguments for {call.name} are not valid JSON ({exc.msg})",
+                    ErrorKind.INVALID_CALL,
+                )
         if not isinstance(parsed, dict):
             return ToolResult.error(
                 f"arguments for {call.name} must be a JSON object", ErrorKind.INVALID_CALL
             )
         call.args = parsed
+        if "background" not in parsed:
+            return None
+        # Not one of the tool's own arguments: taken off before they are validated.
+        call.args = {k: v for k, v in parsed.items() if k != "background"}
+        wanted = parsed["background"]
+        if not call.tool.background or not isinstance(wanted, bool):
+            return ToolResult.error(
+                f"invalid arguments for {call.name}: background: "
+                + ("must be true or false" if call.tool.background else "not supported"),
+                ErrorKind.INVALID_CALL,
+            )
+        call.background = wanted
         return None
 
     async def release(self, call: Call) -> ToolResult | None:
         """`background: true` (SPEC §8): the rest of the pipeline — limits, policy, approval,
-        audit — runs as a background task and the turn moves on at once."""
-        if "background" not in call.args:
-            return None
-        args = dict(call.args)
-        wanted = args.pop("background")
-        if not call.the_tool.background or not isinstance(wanted, bool):
-            return ToolResult.error(
-                f"invalid arguments for {call.name}: background: "
-                + ("must be true or false" if call.the_tool.background else "not supported"),
-                ErrorKind.INVALID_CALL,
-            )
-        call.args = args
-        if not wanted or self.background is None or call.ctx.chat_id is None:
+        audit — runs as a background task and the turn moves on at once. It comes after
+        scope, so nothing outside the turn's allowed tools is ever released, and the task
+        works for the same caller one link further (`chat>background`)."""
+        if not call.background or self.background is None or call.ctx.chat_id is None:
             return None  # nowhere to report back to (the CLI): it runs in the foreground
-        invalid = await self.validate(call)
-        if invalid is not None:
-            return invalid  # said now, not in a later turn
+        call.ctx = call.ctx.via("background")
         call.shown = self.redactor.value(call.args)  # what the task's row may show
-        rest = self.gates[self.gates.index(self.validate) + 1 :]
+        rest = self.gates[self.gates.index(self.release) + 1 :]
         task_id = await self.background(call, functools.partial(self._released, call, rest))
         return ToolResult.ok(STARTED.format(id=task_id))
 
@@ -231,7 +239,7 @@ class Executor:
 
     async def limits_step(self, call: Call) -> ToolResult | None:
         """The owner's tool profiles (SPEC §10): refused before anything runs or asks."""
-        admission = await self.limits.admit(call.ctx.origin, call.name)
+        admission = await self.limits.admit(call.ctx.caller, call.name)
         call.profile_asks = admission.asks
         if admission.refusal is None:
             call.reserved = admission.reserved
@@ -243,7 +251,7 @@ class Executor:
             chat_id=call.ctx.chat_id,
             turn_id=call.ctx.turn_id,
             reason=admission.refusal,
-            parent=call.ctx.invocation,
+            parent=call.ctx.caller.parent,
         )
         return ToolResult.refused(admission.refusal)
 
@@ -273,10 +281,20 @@ class Executor:
                     call.target = tool.refine(params, shown)
                     call.rule = verdict(rules, call.target, aliases)
         call.digest = digest(call.shown) if call.asking else None
+        grants = call.ctx.caller.grants
+        call.granted = (
+            call.asking
+            and call.rule is None
+            and refused is None
+            and grants is not None
+            and grants.covers(call.name, call.target)
+        )
         if _denies(call.rule):
             decision, decided_by = "rejected", _rule_name(call.rule)
         elif call.asking and call.rule is not None and refused is None:
             decision, decided_by = "approved", _rule_name(call.rule)
+        elif call.granted:
+            decision, decided_by = "approved", SESSION  # `Allow in this chat` covers it
         else:
             decision, decided_by = ("pending" if call.asking else "not_required"), None
         call.invocation = await self.audit.create(
@@ -289,7 +307,7 @@ class Executor:
             approval_status=decision,
             decided_by=decided_by,
             digest=call.digest,
-            parent=call.ctx.invocation,  # the running call this one was made from, if any
+            parent=call.ctx.caller.parent,  # the running call this one was made from, if any
         )
         if _denies(call.rule):
             assert call.rule is not None
@@ -304,13 +322,17 @@ class Executor:
     async def approval(self, call: Call) -> ToolResult | None:
         """Ask the owner when the call needs it and no rule decided; then check that what
         would run is still what was shown (SPEC §4)."""
-        if not call.asking or call.rule is not None:  # not needed, or allowed by a rule
-            self._with_preview(call)
+        if not call.asking or call.rule is not None or call.granted:
+            self._with_preview(call)  # not needed, or allowed by a rule or in this chat
             return None
         tool, params = call.the_tool, call.params
         pattern = tool.rule_for(params, call.target)
         if pattern is not None and self.redactor(pattern) != pattern:
             pattern = None  # a rule naming a secret would show it and store it: none offered
+        grants, target = call.ctx.caller.grants, call.target
+        # Offered where the owner chats, for calls a standing rule could allow (a coding
+        # agent, a launch, a target naming a secret: none, they ask every time).
+        in_chat = grants is not None and pattern is not None and target is not None
         request = ApprovalRequest(
             call.invocation,
             tool.name,
@@ -319,12 +341,15 @@ class Executor:
             call.ctx.origin,
             pattern,
             call.digest,
+            in_chat=in_chat,
         )
         decision = await self.approvals.request(request)
         if not decision.approved:
             return ToolResult.rejected(decision.message_for_model())
         if decision.always and pattern:
             await self.audit.add_rule("allow", pattern, decision.by)
+        if decision.in_chat and in_chat and grants is not None and target is not None:
+            grants.add(tool.name, target)
         if not await self._unchanged(call):
             await self.audit.started(call.invocation)
             await self.audit.finished(
@@ -346,7 +371,8 @@ class Executor:
             board.started(call.invocation, chat, tool.name)
         # Only a stateful tool reports lines; a direct one shows its elapsed time alone.
         report = self._reporter(call, board) if tool.mode == "stateful" else None
-        call.ctx = dataclasses.replace(call.ctx, invocation=call.invocation, report=report)
+        caller = call.ctx.caller.made_from(call.invocation)
+        call.ctx = dataclasses.replace(call.ctx, caller=caller, report=report)
         outcome: Outcome = "cancelled"
         try:
             lock = contextlib.nullcontext() if tool.concurrency_safe(call.params) else self._unsafe

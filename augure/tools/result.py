@@ -118,6 +118,15 @@ class ToolResult:
 
 
 def render(result: ToolResult) -> str:
+    text = plain(result)
+    if result.source is not None:
+        text = wrap_untrusted(text, result.source)
+    return text
+
+
+def plain(result: ToolResult) -> str:
+    """The result as `render` gives it, without the untrusted marker: for a store that keeps
+    the provenance beside it (a background task's row), to be marked again when read."""
     text = result.content
     if result.cut is not None:
         shown, total = result.cut.shown, len(text)
@@ -127,8 +136,6 @@ def render(result: ToolResult) -> str:
         )
     if result.status is Status.ERROR:
         text = f"Error: {text}"
-    if result.source is not None:
-        text = wrap_untrusted(text, result.source)
     return text
 
 

@@ -42,7 +42,7 @@ async def schedule(
     try:
         job = await scheduler.create(
             prompt=prompt or "",
-            chat_id=ctx.chat_id if ctx.origin == "chat" else None,
+            chat_id=ctx.chat_id if ctx.caller.started_by == "chat" else None,
             cron=cron,
             run_at=run_at,
             timezone=timezone,

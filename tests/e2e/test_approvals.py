@@ -35,7 +35,7 @@ async def test_approve_runs_the_call_and_edits_the_request(bot: Bot) -> None:
     bot.telegram.inject_message(OWNER, "tell alice hi")
     message = await approval_message(bot)
     assert "send_note" in message["text"] and '"to": "alice"' in message["text"]
-    assert set(buttons(message)) == {"Approve", "Reject", "Always allow"}
+    assert set(buttons(message)) == {"Approve", "Reject", "Always allow", "Allow in this chat"}
     assert test_tools.outbox(bot.home) == []  # nothing happens before the press
 
     bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])
@@ -129,6 +129,43 @@ async def test_always_allow_saves_a_narrow_rule(bot: Bot) -> None:
     assert "alice2" in neighbour["text"]
     bot.telegram.press_button(OWNER, neighbour["message_id"], buttons(neighbour)["Reject"])
     await final_reply(bot, "three")
+    assert len(test_tools.outbox(bot.home)) == 2
+
+
+async def test_allow_in_this_chat_covers_the_same_target_until_new(bot: Bot) -> None:
+    bot.llm.script(tool("send_note", {"to": "alice", "text": "1"}), text("one"))
+    bot.telegram.inject_message(OWNER, "first")
+    message = await approval_message(bot)
+    shown = buttons(message)
+    assert list(shown) == ["Approve", "Reject", "Always allow", "Allow in this chat"]
+    bot.telegram.press_button(OWNER, message["message_id"], shown["Allow in this chat"])
+    await final_reply(bot, "one")
+    edited = [m for m in bot.telegram.messages(OWNER) if m["message_id"] == message["message_id"]]
+    assert "Allowed in this chat (until /new)" in edited[0]["text"]
+    assert await audit(bot).rules() == []  # nothing is saved for later conversations
+
+    # The same target runs unasked in this conversation, audited as `session`...
+    bot.llm.script(tool("send_note", {"to": "alice", "text": "2"}), text("two"))
+    bot.telegram.inject_message(OWNER, "second")
+    await final_reply(bot, "two")
+    assert len(test_tools.outbox(bot.home)) == 2
+    record = (await audit(bot).listing(tool="send_note"))[0]
+    assert (record["approval_status"], record["decided_by"]) == ("approved", "session")
+
+    # ...a neighbour still asks, and after /new the same target asks again.
+    bot.llm.script(tool("send_note", {"to": "bob", "text": "3"}), text("three"))
+    bot.telegram.inject_message(OWNER, "third")
+    neighbour = await approval_message(bot, count=2)
+    bot.telegram.press_button(OWNER, neighbour["message_id"], buttons(neighbour)["Reject"])
+    await final_reply(bot, "three")
+    bot.telegram.inject_message(OWNER, "/new")
+    await final_reply(bot, "Started a fresh conversation.")
+    bot.llm.script(tool("send_note", {"to": "alice", "text": "4"}), text("four"))
+    bot.telegram.inject_message(OWNER, "fourth")
+    again = await approval_message(bot, count=3)
+    assert "alice" in again["text"]
+    bot.telegram.press_button(OWNER, again["message_id"], buttons(again)["Reject"])
+    await final_reply(bot, "four")
     assert len(test_tools.outbox(bot.home)) == 2
 
 

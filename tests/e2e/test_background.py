@@ -17,6 +17,7 @@ from augure.channels.telegram.tasks import NOT_OWNER
 from augure.store.tasks import TaskRow
 from augure.tools.base import RunContext, Tool
 from augure.tools.base import tool as tool_of
+from augure.tools.result import wrap_untrusted
 from augure.tools.sandbox_exec import opencode, sandbox_exec
 from augure.tools.web_search import web_search
 from tests.e2e import tools as test_tools
@@ -139,7 +140,7 @@ async def test_a_background_sandbox_call_returns_at_once_and_reports_in_a_new_tu
     (task_id,) = started(bot.llm, 1)
     assert (await task(bot, task_id)).status == "running"
     request = await approval_message(bot)
-    assert "(background)" in request["text"] and command in request["text"]
+    assert "(chat>background)" in request["text"] and command in request["text"]
     bot.telegram.press_button(OWNER, request["message_id"], buttons(request)["Approve"])
     await delivered(bot.telegram, "The sandbox said: made in the background.")
 
@@ -151,10 +152,10 @@ async def test_a_background_sandbox_call_returns_at_once_and_reports_in_a_new_tu
     assert row.result is not None and "made in the background" in row.result
     db = bot.home / "state.db"
     assert rows(db, f"SELECT origin, status FROM invocations WHERE id = '{row.invocation}'") == [
-        ("background", "completed")
+        ("chat>background", "completed")
     ]
     origins = [r[0] for r in rows(db, "SELECT origin FROM turns ORDER BY started_at")]
-    assert origins == ["chat", "background"]
+    assert origins == ["chat", "chat>background"]
 
 
 async def test_the_chat_answers_while_five_background_jobs_run(bot: Bot) -> None:
@@ -375,7 +376,9 @@ async def test_an_untrusted_background_result_stays_wrapped(bot: Bot) -> None:
     assert told.startswith(header + '<untrusted_content source="web_search">\n1. augure')
     assert told.endswith("</untrusted_content>")
     row = await task(bot, task_id)
-    assert row.result == told.removeprefix(header)
+    # The row keeps the result and its provenance apart, as data; both readers mark it.
+    assert row.source == "web_search" and row.result is not None
+    assert told.removeprefix(header) == wrap_untrusted(row.result, "web_search")
 
 
 # -- a crash with background work running ---------------------------------------------------

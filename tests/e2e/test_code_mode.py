@@ -62,9 +62,9 @@ async def test_one_snippet_calls_three_tools(bot: Bot) -> None:
     shown = [(r["tool"], r["origin"], r["status"]) for r in await records(bot)]
     assert shown == [
         ("execute_code", "chat", "completed"),
-        ("memory_write", "code", "completed"),
-        ("memory_read", "code", "completed"),
-        ("datetime", "code", "completed"),
+        ("memory_write", "chat>code", "completed"),
+        ("memory_read", "chat>code", "completed"),
+        ("datetime", "chat>code", "completed"),
     ]
 
 
@@ -89,7 +89,7 @@ async def test_a_write_inside_code_asks_and_runs_when_approved(bot: Bot) -> None
     assert test_tools.outbox(bot.home) == [{"to": "alice", "text": "hi from code"}]
     note = [r for r in await records(bot) if r["tool"] == "send_note"]
     assert [(r["origin"], r["approval_status"], r["status"]) for r in note] == [
-        ("code", "approved", "completed")
+        ("chat>code", "approved", "completed")
     ]
 
 
@@ -103,7 +103,7 @@ async def test_a_rejected_write_raises_an_error_the_code_catches(bot: Bot) -> No
     assert tool_results(bot.llm) == [f"could not send: send_note: {REJECTED}"]
     assert test_tools.outbox(bot.home) == []
     note = [r for r in await records(bot) if r["tool"] == "send_note"]
-    assert [(r["origin"], r["approval_status"]) for r in note] == [("code", "rejected")]
+    assert [(r["origin"], r["approval_status"]) for r in note] == [("chat>code", "rejected")]
 
 
 async def test_an_uncaught_rejection_reports_the_line_and_the_calls_made(bot: Bot) -> None:

@@ -271,7 +271,8 @@ async def test_invocations_are_paged_and_filtered(served: Served) -> None:
     for n in range(60):
         await audit.create(
             tool="fetch_page" if n % 2 else "launch",
-            origin="job" if n % 3 == 0 else "chat",
+            # A job's own calls and those it handed on (its code, a skill) are all its work.
+            origin=("job", "job>code", "job>skill:digest")[n % 9 // 3] if n % 3 == 0 else "chat",
             arguments={"n": n},
             chat_id=None,
             turn_id=None,
@@ -293,6 +294,8 @@ async def test_invocations_are_paged_and_filtered(served: Served) -> None:
     await expect(rows).to_have_count(10)  # odd n that are multiples of 3, under 60
     tools = await page.locator("tbody tr td:nth-child(2)").all_inner_texts()
     assert set(tools) == {"fetch_page"}
+    shown = await page.locator("tbody tr td:nth-child(3)").all_inner_texts()
+    assert set(shown) == {"job", "job>code", "job>skill:digest"}  # the whole chain, each
 
 
 async def test_memory_files_are_read_inside_the_memory_folder_only(served: Served) -> None:

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import pytest
 
+from augure.caller import Caller
 from augure.config import load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox import workspace_name
@@ -87,7 +88,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def context(home: Path, chat: str | None = str(OWNER)) -> RunContext:
     config = load_config(home=home)
-    return RunContext(config, MemoryStore(home / "memory"), cast(Any, None), chat)
+    caller = Caller.of("chat", chat_id=chat)
+    return RunContext(config, MemoryStore(home / "memory"), cast(Any, None), caller)
 
 
 async def call(home: Path, chat: str | None = str(OWNER), **args: Any) -> ToolResult:

@@ -40,7 +40,7 @@ async def test_approve_creates_the_issue(bot: Bot, fake_github: FakeGitHub) -> N
     bot.telegram.inject_message(OWNER, "file an issue for dark mode")
     message = await approval_message(bot)
     assert "github" in message["text"] and '"action": "create_issue"' in message["text"]
-    assert set(buttons(message)) == {"Approve", "Reject", "Always allow"}
+    assert set(buttons(message)) == {"Approve", "Reject", "Always allow", "Allow in this chat"}
     assert fake_github.sent("POST") == []  # nothing happens before the press
 
     bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import pytest
 
+from augure.caller import Caller
 from augure.channels.telegram.progress import telegram_board
 from augure.config import SandboxConfig, load_config
 from augure.memory.store import MemoryStore
@@ -228,7 +229,9 @@ def sandbox_context(tmp_path: Path, heard: list[str]) -> RunContext:
     config = load_config(home=tmp_path / "home")
     config.sandbox = SandboxConfig(timeout_seconds=20, memory_mb=256)
     memory = MemoryStore(config.home / "memory")
-    return RunContext(config, memory, cast(Any, None), "chat-a", report=heard.append)
+    return RunContext(
+        config, memory, cast(Any, None), Caller.of("chat", chat_id="chat-a"), report=heard.append
+    )
 
 
 @bubblewrap

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 
+from augure.caller import Caller
 from augure.config import Config, SandboxConfig, load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox import BwrapSandbox, probe, sandbox_problem, workspace_for
@@ -44,7 +45,12 @@ def make_config(home: Path, **sandbox: Any) -> Config:
 
 def context(config: Config, chat: str | None = "chat-a") -> RunContext:
     # The sandbox tools touch neither memory nor the database.
-    return RunContext(config, MemoryStore(config.home / "memory"), cast(Any, None), chat)
+    return RunContext(
+        config,
+        MemoryStore(config.home / "memory"),
+        cast(Any, None),
+        Caller.of("chat", chat_id=chat),
+    )
 
 
 @pytest.fixture
@@ -347,7 +353,7 @@ async def test_bot_runs_sandbox_exec_after_approve(bot: Bot) -> None:
     bot.telegram.inject_message(OWNER, "make a note in the sandbox")
     message = await press(bot, "Approve")
     assert "sandbox_exec" in message["text"] and "note.txt" in message["text"]
-    assert set(buttons(message)) == {"Approve", "Reject", "Always allow"}
+    assert set(buttons(message)) == {"Approve", "Reject", "Always allow", "Allow in this chat"}
     await final_reply(bot, "Ran it.")
     assert tool_results(bot.llm) == ["exit code: 0\nstdout:\nmade by nobody"]
     assert (bot_workspace(bot) / "note.txt").read_text() == "made by nobody\n"

@@ -131,16 +131,17 @@ async def test_a_cron_skill_is_written_tested_scheduled_and_its_output_delivered
     assert "- water-plants: Reminds the owner" in bot.core.agent.catalog.text
     assert await bot.core.scheduler.jobs() == []  # /jobs lists the owner's jobs only
 
-    # Fired through the scheduler's ledger, as at 07:00: the code runs for real.
-    assert await bot.core.scheduler.request_run("skill:water-plants")
+    # Fired through the scheduler's ledger ("run now" from the CLI): the code runs for real,
+    # and every call names the whole chain of who asked.
+    assert await bot.core.scheduler.request_run("skill:water-plants", "cli")
     await delivered(bot.telegram, "Water the plants!")
     last = bot.telegram.messages(OWNER)[-1]["text"]
     assert last.startswith("⏰ skill:water-plants") and "(20" in last
     (run,) = await bot.core.skills.files.runs("water-plants")
-    assert (run.origin, run.outcome, run.calls) == ("skill", "ok", ["datetime() → ok"])
+    assert (run.origin, run.outcome, run.calls) == ("cli>job", "ok", ["datetime() → ok"])
     assert run.finished_at is not None and "Water the plants!" in (run.output or "")
     (call,) = await bot.core.audit.listing(tool="datetime")
-    assert call["origin"] == "skill"
+    assert call["origin"] == "cli>job>skill:water-plants>code"
     await say(bot, "/skills", "water-plants 0.1.0 — active, cron 0 7 * * *, last run: ok")
     # The next turn's system prompt carries the catalog line, not the skill's body.
     bot.llm.script(text("Hello there."))
@@ -300,12 +301,13 @@ async def test_a_skill_asks_before_writing_and_cannot_call_an_undeclared_tool(bo
     assert test_tools.outbox(bot.home) == []  # the test ran on canned answers only
     bot.telegram.inject_message(OWNER, "run it")
     message = await approval_message(bot)
-    assert "(skill)" in message["text"] and "send_note" in message["text"]
+    assert "(chat>skill:note-kim>code)" in message["text"] and "send_note" in message["text"]
     bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])
     await delivered(bot.telegram, "Done.")
     assert test_tools.outbox(bot.home) == [{"to": "kim", "text": "weekly"}]
     (record,) = await bot.core.audit.listing(tool="send_note")
-    assert record["origin"] == "skill" and record["approval_status"] == "approved"
+    assert record["origin"] == "chat>skill:note-kim>code"
+    assert record["approval_status"] == "approved"
 
     # Edited by hand to call a tool it never declared: the runtime has no such function.
     skill_py = bot.home / "skills" / "note-kim" / "skill.py"
@@ -350,7 +352,7 @@ async def test_bundled_skills_are_installed_active_and_run(bot: Bot) -> None:
     await bot.core.scheduler.create(
         prompt="standup", chat_id=str(OWNER), cron="59 23 * * *", job_id="standup"
     )
-    assert await bot.core.scheduler.request_run("skill:daily-digest")
+    assert await bot.core.scheduler.request_run("skill:daily-digest", "cli")
     await delivered(bot.telegram, "Daily digest for")
     digest = bot.telegram.messages(OWNER)[-1]["text"]
     assert "observations.md" in digest and "the owner likes green tea" in digest
@@ -380,7 +382,8 @@ async def test_bundled_skills_are_installed_active_and_run(bot: Bot) -> None:
     (run,) = await bot.core.skills.files.runs("weekly-review")
     assert (run.origin, run.outcome, run.calls) == ("chat", "ok", ["datetime → completed"])
     call = (await bot.core.audit.listing(tool="datetime"))[0]  # newest first
-    assert call["origin"] == "skill" and call["chat_id"] == "skill:weekly-review"
+    assert call["origin"] == "chat>skill:weekly-review"
+    assert call["chat_id"] == "skill:weekly-review"
 
     # Paused from the shell: the running bot drops it from the prompt's catalog.
     assert "- weekly-review:" in bot.core.agent.catalog.text

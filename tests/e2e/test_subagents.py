@@ -100,8 +100,8 @@ async def test_two_tasks_of_one_response_run_in_parallel(bot: Bot) -> None:
         ("south", "test-model"),
     }
     assert sorted(await records(bot)) == [
-        ("parallel_read", "task:north", "completed"),
-        ("parallel_read", "task:south", "completed"),
+        ("parallel_read", "chat>task:north", "completed"),
+        ("parallel_read", "chat>task:south", "completed"),
         ("task", "chat", "completed"),
         ("task", "chat", "completed"),
     ]
@@ -133,7 +133,7 @@ async def test_a_write_inside_a_task_asks_the_owner_and_is_audited_as_the_agent(
     )
     bot.telegram.inject_message(OWNER, "let alice know the meeting moved")
     message = await approval_message(bot)
-    assert "(task:clerk)" in message["text"] and "The meeting moved." in message["text"]
+    assert "(chat>task:clerk)" in message["text"] and "The meeting moved." in message["text"]
     assert test_tools.outbox(bot.home) == []  # the subagent waits on the owner
     bot.telegram.press_button(OWNER, message["message_id"], buttons(message)["Approve"])
     await final_reply(bot, "Alice is told.")
@@ -142,7 +142,7 @@ async def test_a_write_inside_a_task_asks_the_owner_and_is_audited_as_the_agent(
     assert bot.core is not None
     (note,) = await bot.core.audit.listing(tool="send_note")
     assert (note["origin"], note["approval_status"], note["status"]) == (
-        "task:clerk",
+        "chat>task:clerk",
         "approved",
         "completed",
     )
@@ -187,7 +187,7 @@ async def test_a_model_error_mid_way_returns_the_output_so_far_interrupted(bot: 
 
 async def test_a_task_released_to_the_background_reports_in_a_turn_of_its_own(bot: Bot) -> None:
     """`task` takes the `background` flag (SPEC §8): the turn ends at once, the subagent
-    works on, and its answer comes back to the chat as a turn with origin `background`."""
+    works on, and its answer comes back to the chat as a turn with origin `chat>background`."""
     await with_agents(bot)
 
     def respond(body: dict[str, Any]) -> Reply:
@@ -206,4 +206,4 @@ async def test_a_task_released_to_the_background_reports_in_a_turn_of_its_own(bo
     await delivered(bot.telegram, "The scout reported: the path is clear.")
     (started,) = tool_results(bot.llm, 1)
     assert started.startswith("Started in the background as task ")
-    assert ("task", "background", "completed") in await records(bot)
+    assert ("task", "chat>background", "completed") in await records(bot)

@@ -262,7 +262,7 @@ async def test_post_waits_for_approve_and_a_refused_private_get_never_leaves(
     assert "http" in message["text"] and "notes/echo" in message["text"]
     rows = message["reply_markup"]["inline_keyboard"]
     buttons = {b["text"]: b["callback_data"] for row in rows for b in row}
-    assert set(buttons) == {"Approve", "Reject", "Always allow"}
+    assert set(buttons) == {"Approve", "Reject", "Always allow", "Allow in this chat"}
     assert upstream.requests == []  # nothing is sent before the press
 
     bot.telegram.press_button(OWNER, message["message_id"], buttons["Approve"])

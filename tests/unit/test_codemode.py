@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from augure.app import build_registry
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
+from augure.caller import Caller
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import code_mode_schema, execute_code
 from augure.config import load_config
@@ -119,7 +120,7 @@ async def app(
     memory.ensure()
     registry.set_context(RunContext(config, memory, store, registry=registry, execute=run))
     ctx = RunContext(
-        config, memory, store, chat_id="c1", origin="chat", registry=registry, execute=run
+        config, memory, store, Caller.of("chat", chat_id="c1"), registry=registry, execute=run
     )
     yield registry, ctx, audit
     await store.close()
@@ -326,7 +327,9 @@ async def test_three_tools_in_one_snippet_through_the_executor(
         "datetime",
     }
     assert by_tool["execute_code"]["origin"] == "chat"
-    assert {by_tool[t]["origin"] for t in ("memory_write", "memory_read", "datetime")} == {"code"}
+    assert {by_tool[t]["origin"] for t in ("memory_write", "memory_read", "datetime")} == {
+        "chat>code"
+    }
     assert all(r["status"] == "completed" and r["chat_id"] == "c1" for r in records)
 
 
@@ -345,13 +348,13 @@ async def test_approval_inside_code_approve_and_reject(
     result = await code(registry, ctx, snippet)
     assert result.success, result.output
     assert result.output == "sent to ann\nnot sent: send: Tool call rejected by user."
-    assert [r.origin for r in owner.asked] == ["code", "code"]
+    assert [r.origin for r in owner.asked] == ["chat>code", "chat>code"]
     sent = (ctx.home / "sent.jsonl").read_text().splitlines()
     assert [json.loads(s)["to"] for s in sent] == ["ann"]
     records = await audit.listing(tool="send")
     assert {(r["target"], r["approval_status"], r["origin"]) for r in records} == {
-        ("send:to=ann", "approved", "code"),
-        ("send:to=bob", "rejected", "code"),
+        ("send:to=ann", "approved", "chat>code"),
+        ("send:to=bob", "rejected", "chat>code"),
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -288,7 +289,7 @@ async def test_bad_token_and_rate_limit_are_explained(
 
     fake.rate_limited = False
     write_config(tmp_path, f'[tools.github]\ntoken = "wrong-token"\nbase_url = "{fake.base_url}"')
-    context.config = load_config(home=tmp_path)
+    context = dataclasses.replace(context, config=load_config(home=tmp_path))
     refused = await run(context, action="get_repo", **REPO)
     assert refused.output == (
         "Error: GitHub refused the token (401 Bad credentials): check GITHUB_TOKEN "
@@ -386,7 +387,7 @@ async def test_the_environment_token_is_used(
     tmp_path: Path, context: RunContext, fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_config(tmp_path, f'[tools.github]\nbase_url = "{fake.base_url}"\n')
-    context.config = load_config(home=tmp_path)
+    context = dataclasses.replace(context, config=load_config(home=tmp_path))
     monkeypatch.setenv("GITHUB_TOKEN", fake.token)
     result = await run(context, action="get_repo", **REPO)
     assert result.success and fake.requests[-1].authorization == f"token {fake.token}"

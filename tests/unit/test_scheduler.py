@@ -36,7 +36,7 @@ class World:
         self.deliver_fails = False
         self.hang = False
 
-    async def run_turn(self, conversation: str, prompt: str) -> str:
+    async def run_turn(self, conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
         self.turns.append((conversation, prompt))
         if self.hang:
             await asyncio.Event().wait()
@@ -248,7 +248,7 @@ async def test_run_now_keeps_the_schedule(store: Store) -> None:
     clock, world = Clock(), World()
     made = scheduler(store, clock, world)
     job = await made.create(prompt="p", chat_id="42", cron="0 9 * * *", job_id="morning")
-    assert await made.request_run("morning") and not await made.request_run("nope")
+    assert await made.request_run("morning", "cli") and not await made.request_run("nope", "cli")
     assert await tick(made) == 1
     after = await made.get("morning")
     assert after is not None and after.next_run == job.next_run
@@ -347,7 +347,7 @@ async def test_run_now_runs_a_paused_job_and_keeps_it_paused(store: Store) -> No
     made = scheduler(store, clock, world)
     await made.create(prompt="p", chat_id="42", cron="0 9 * * *", job_id="morning")
     await made.pause_job("morning")
-    assert await made.request_run("morning")
+    assert await made.request_run("morning", "cli")
     assert await tick(made) == 1 and world.turns == [("job:morning", "p")]
     after = await made.get("morning")
     assert after is not None and after.paused

@@ -13,6 +13,7 @@ import pytest
 
 from augure.agent.subagent import run_subagent
 from augure.app import Core
+from augure.caller import Caller
 from augure.config import load_config
 from augure.llm import LLMError, LLMResponse, ToolCallRequest
 from augure.tools.base import Tool
@@ -99,7 +100,7 @@ async def test_a_subagent_uses_a_tool_in_a_fresh_context_and_its_answer_returns(
     }
     assert await origins(core) == [
         ("task", "chat", "completed"),
-        ("datetime", "task:researcher", "completed"),
+        ("datetime", "chat>task:researcher", "completed"),
     ]
 
 
@@ -238,7 +239,9 @@ async def test_each_step_is_reported_as_progress(open_core: OpenCore) -> None:
         answer("ok"),
     )
     lines: list[str] = []
-    ctx = dataclasses.replace(core.registry.context, chat_id="1", report=lines.append)
+    ctx = dataclasses.replace(
+        core.registry.context, caller=Caller.of("chat", chat_id="1"), report=lines.append
+    )
     spec = core.config.agents.named["researcher"]
     result = await run_subagent("researcher", spec, "go", ctx, model)
     assert result.content == "ok"
@@ -263,8 +266,8 @@ async def test_a_profile_binding_task_origins_limits_the_subagents_calls(
     assert "Error" not in first and second.startswith("Tool call refused:")
     assert second.endswith("(profile scouts).")
     assert [(t, o, s) for t, o, s in await origins(core) if t == "datetime"] == [
-        ("datetime", "task:researcher", "completed"),
-        ("datetime", "task:researcher", "refused"),
+        ("datetime", "chat>task:researcher", "completed"),
+        ("datetime", "chat>task:researcher", "refused"),
         ("datetime", "chat", "completed"),
     ]
 
@@ -273,7 +276,7 @@ async def test_a_subagent_never_reaches_more_than_its_caller(open_core: OpenCore
     core, model = await open_core(RESEARCHER)
     model.then(call("datetime"), answer("could not"))
     # A skill's turn that may call only `task`: the subagent inherits that bound.
-    ctx = dataclasses.replace(core.registry.context, chat_id="1", allowed_tools=frozenset({"task"}))
+    ctx = core.registry.context.for_caller(Caller.of("chat", chat_id="1", allowed_tools={"task"}))
     spec = core.config.agents.named["researcher"]
     result = await run_subagent("researcher", spec, "go", ctx, model)
     assert result.content == "could not"

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from augure.background import TaskManager
+from augure.background.manager import Report
+from augure.caller import Caller
 from augure.config import load_config
 from augure.memory.store import MemoryStore
 from augure.store.db import Store
@@ -40,13 +42,16 @@ class Harness:
         self.files: list[Artifact] = []
         self.manager = TaskManager(self.tasks, self.announce)
 
-    async def announce(self, chat_id: str, content: str, files: list[Artifact]) -> None:
-        self.announced.append((chat_id, content))
-        self.files += files
+    async def announce(self, report: Report) -> None:
+        self.announced.append((report.chat_id, report.content))
+        self.files += report.files
 
     def call(self) -> Call:
         ctx = RunContext(
-            load_config(home=self.home), MemoryStore(self.home / "memory"), self.store, "chat-1"
+            load_config(home=self.home),
+            MemoryStore(self.home / "memory"),
+            self.store,
+            Caller.of("chat", chat_id="chat-1"),
         )
         call = Call("job", {}, ctx)
         call.shown = {"name": "x"}

@@ -22,10 +22,12 @@ log = logging.getLogger(__name__)
 # Arguments longer than this go into an attached file: the message must stay readable and
 # well within Telegram's 4,096 characters, and nothing may be cut silently.
 INLINE_ARGUMENTS_LIMIT = 2500
+# A button's letter: the decision, whether it saves a rule, whether it allows in this chat.
 CHOICES = {
-    "y": (Decision.APPROVED, False),
-    "a": (Decision.APPROVED, True),
-    "n": (Decision.REJECTED, False),
+    "y": (Decision.APPROVED, False, False),
+    "a": (Decision.APPROVED, True, False),
+    "c": (Decision.APPROVED, False, True),
+    "n": (Decision.REJECTED, False, False),
 }
 
 
@@ -82,8 +84,15 @@ class TelegramApprover:
             InlineKeyboardButton("Reject", callback_data=f"ap:{request.id}:n"),
         ]
         rows = [buttons]
+        more = []
         if request.rule_pattern:
-            rows.append([InlineKeyboardButton("Always allow", callback_data=f"ap:{request.id}:a")])
+            more.append(InlineKeyboardButton("Always allow", callback_data=f"ap:{request.id}:a"))
+        if request.in_chat:
+            more.append(
+                InlineKeyboardButton("Allow in this chat", callback_data=f"ap:{request.id}:c")
+            )
+        if more:
+            rows.append(more)
         message = await self.delivery.call(
             chat_id,
             partial(
@@ -116,7 +125,7 @@ class TelegramApprover:
 
 
 async def on_button(core: Core, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A press on Approve / Reject / Always allow, or on a rule's Revoke."""
+    """A press on Approve / Reject / Always allow / Allow in this chat, or on a rule's Revoke."""
     query = update.callback_query
     assert query is not None and query.data is not None and query.from_user is not None
     kind, _, rest = query.data.partition(":")
@@ -128,9 +137,9 @@ async def on_button(core: Core, update: Update, context: ContextTypes.DEFAULT_TY
     if kind != "ap" or choice not in CHOICES:
         await query.answer("Unknown button.")
         return
-    decision, always = CHOICES[choice]
+    decision, always, in_chat = CHOICES[choice]
     by = f"telegram:{query.from_user.id}"
-    verdict = await core.gate.decide(invocation_id, decision, by, always=always)
+    verdict = await core.gate.decide(invocation_id, decision, by, always=always, in_chat=in_chat)
     if verdict is not None:
         await query.answer(verdict.describe())
         return

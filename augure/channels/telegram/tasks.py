@@ -22,7 +22,7 @@ async def tasks_command(core: Core, delivery: Delivery, chat_id: int) -> None:
     assert core.tasks is not None, "the core always builds the task manager"
     rows = await core.tasks.tasks.list(limit=LISTED)
     lines = ["<b>Background tasks</b>"]
-    shown = (line(row, limit=EXCERPT, marked=False) for row in rows)
+    shown = (line(row, limit=EXCERPT) for row in rows)
     lines += [f"• {html.escape(text)}" for text in shown] or ["none"]
     keyboard = [
         [InlineKeyboardButton(f"Cancel {row.id} ({row.tool})", callback_data=PREFIX + row.id)]

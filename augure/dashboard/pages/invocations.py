@@ -13,7 +13,8 @@ from augure.dashboard.pages.approvals import shown_arguments
 from augure.dashboard.web import Dash, Page
 from augure.store.audit import STATUSES
 
-ORIGINS = ("chat", "job", "skill", "background", "code", "cli")
+# Who starts work (the first link of an origin chain); the filter shows what each started.
+ORIGINS = ("chat", "job", "heartbeat", "dashboard", "cli")
 
 
 def routes(dash: Dash) -> list[Route]:

@@ -59,7 +59,7 @@ def routes(dash: Dash) -> list[Route]:
         return back("/jobs", "job-resumed")
 
     async def run_now(request: Request, session: Session, form: FormData) -> Response:
-        requested = await scheduler.request_run(request.path_params["id"])
+        requested = await scheduler.request_run(request.path_params["id"], "dashboard")
         return back("/jobs", "requested" if requested else "gone")
 
     return [

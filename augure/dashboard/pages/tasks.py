@@ -43,7 +43,7 @@ def routes(dash: Dash) -> list[Route]:
                 "row": row,
                 "arguments": json.dumps(row.arguments, ensure_ascii=False, sort_keys=True),
                 "elapsed": elapsed(row.elapsed()),
-                "result": excerpt(row.result, EXCERPT, marked=False),
+                "result": excerpt(row.result, EXCERPT),
                 "cancellable": row.id in cancellable,
             }
             for row in rows[:PAGE_SIZE]

@@ -1,0 +1,324 @@
+"""The caller × gate matrix: every path a call can take, against every gate.
+
+Each caller path is driven for real, in process: the whole core (real SQLite, executor,
+approval gate, task manager, scheduler, skills, subagents, code mode) with the scripted
+model. Each gate is set up on its own, and the matrix asserts it holds on every path and
+that the audit record names the path's whole origin chain. A profile is bound to the
+chain's *first* link, so a path that replaced who asked (instead of extending the chain)
+escapes it and fails here.
+
+A new caller path is one more entry in `PATHS`; a new gate one more in `GATES`: until it is
+wired, the matrix fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from augure.app import Core
+from augure.approval.gate import ApprovalRequest, Decide, Decision, Verdict
+from augure.caller import Caller
+from augure.config import load_config
+from augure.tools.base import Egress, RunContext, tool
+from augure.tools.result import ToolResult
+from tests.fakes.model import ScriptedModel, answer, call
+
+TOKEN = "PROBE-OUTSIDE-TEXT"
+probes_run: list[str] = []  # the origin chain of each probe call that ran
+
+
+@tool(
+    "probe",
+    egress=Egress.READ_ONLY,
+    untrusted=True,
+    background=True,
+    target=lambda p: f"probe:{p.item}",
+)
+async def probe(ctx: RunContext, item: str) -> str:
+    """Reads outside text (a stand-in for a web page)."""
+    probes_run.append(ctx.origin)
+    return f"{TOKEN} about {item}"
+
+
+@tool("idle", background=True)
+async def idle(ctx: RunContext) -> str:
+    """Does nothing, in the background if asked."""
+    return "idle done"
+
+
+class Owner:
+    """Approves or rejects every request as the gate under test wants; records each one."""
+
+    name = "owner"
+
+    def __init__(self) -> None:
+        self.approve = False
+        self.asked: list[ApprovalRequest] = []
+
+    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
+        self.asked.append(request)
+        decision = Decision.APPROVED if self.approve else Decision.REJECTED
+        in_chat = self.approve and request.in_chat
+
+        async def press() -> None:
+            await decide(decision, "owner", in_chat=in_chat)
+
+        asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(press()))
+        return None
+
+    async def conclude(self, ref: dict[str, Any] | None, tool: str, verdict: Verdict) -> None:
+        return None
+
+
+@dataclass
+class World:
+    core: Core
+    model: ScriptedModel
+    owner: Owner
+    results: list[ToolResult] = field(default_factory=list)  # what a CLI caller printed
+
+    def script(self, *steps: Any) -> None:
+        self.model.script.extend(steps)
+
+    async def settled(self) -> None:
+        """Every background task ended and its report turn ran."""
+        for _ in range(2000):
+            rows = await self.core.tasks.tasks.list(limit=100) if self.core.tasks else []
+            if all(r.status != "running" and r.notified for r in rows):
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("background work did not settle")
+
+
+Drive = Callable[[World, int, bool], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Path_:
+    chain: str
+    drive: Drive
+    toml: Callable[[bool], str] = lambda scoped: ""
+    chatting: bool = False  # an owner's chat: `Allow in this chat` applies
+    model_reads: bool = True  # the probe's text reaches a model (not only the terminal)
+
+
+def probes(times: int) -> list[Any]:
+    return [call("probe", item="x") for _ in range(times)]
+
+
+async def chat(w: World, times: int, scoped: bool) -> None:
+    w.script(*probes(times), answer("done"))
+    await w.core.agent.handle("1", "go", tools={"datetime"} if scoped else None)
+
+
+async def code(w: World, times: int, scoped: bool) -> None:
+    snippet = "\n".join(["print(api.probe(item='x'))"] * times)
+    w.script(call("execute_code", code=snippet), answer("done"))
+    await w.core.agent.handle("1", "go", tools={"execute_code"} if scoped else None)
+
+
+def code_toml(scoped: bool) -> str:
+    return "[code_mode]\nenabled = true\n"
+
+
+async def batch(w: World, times: int, scoped: bool) -> None:
+    for _ in range(times):
+        w.script(call("batch", calls=[{"tool": "probe", "arguments": {"item": "x"}}]))
+    w.script(answer("done"))
+    await w.core.agent.handle("1", "go", tools={"batch"} if scoped else None)
+
+
+async def background(w: World, times: int, scoped: bool) -> None:
+    for _ in range(times):
+        w.script(call("probe", item="x", background=True), answer("started"), answer("told"))
+        await w.core.agent.handle("1", "go", tools={"datetime"} if scoped else None)
+        await w.settled()
+
+
+async def report_turn(w: World, times: int, scoped: bool) -> None:
+    # The released call is harmless; the turn that reports it makes the probe calls, with
+    # the tools of the turn that released it.
+    w.script(call("idle", background=True), answer("started"), *probes(times), answer("told"))
+    await w.core.agent.handle("1", "go", tools={"idle"} if scoped else None)
+    await w.settled()
+
+
+def scout_toml(scoped: bool) -> str:
+    tools = '["datetime"]' if scoped else '["probe", "datetime"]'
+    return f'[agents.scout]\ninstructions = "Scouts."\ntools = {tools}\nmax_loops = 5\n'
+
+
+async def subagent(w: World, times: int, scoped: bool) -> None:
+    w.script(call("task", prompt="look", agent="scout"), *probes(times), answer("found"))
+    w.script(answer("done"))
+    await w.core.agent.handle("1", "go")
+
+
+SKILL_MD = """---
+name: scout
+description: Looks something up.
+version: 1.0.0
+trigger: manual
+tools: [{tools}]
+---
+
+Look it up.
+"""
+
+
+async def skill(w: World, times: int, scoped: bool) -> None:
+    tools = "datetime" if scoped else "probe, datetime"
+    files = {"SKILL.md": SKILL_MD.format(tools=tools).encode()}
+    w.core.skills.files.write("scout", files)
+    await w.core.skills.files.put("scout", state="active", version="1.0.0", source="test")
+    w.script(*probes(times), answer("done"))
+    assert w.core.scheduler.run_skill is not None
+    await w.core.scheduler.run_skill("scout", ("job",))
+
+
+def disabled_toml(scoped: bool) -> str:
+    """Paths with no allowed-tools of their own are scoped by the owner's `[tools]`."""
+    return '[tools]\ndisabled = ["probe"]\n' if scoped else ""
+
+
+async def job(w: World, times: int, scoped: bool) -> None:
+    w.script(*probes(times), answer("done"))
+    await w.core.scheduler.run_turn("job:j", "go", ("job",))
+
+
+async def heartbeat(w: World, times: int, scoped: bool) -> None:
+    w.script(*probes(times), answer("HEARTBEAT_OK"))
+    await w.core.heartbeat.run_turn("check")
+
+
+async def cli(w: World, times: int, scoped: bool) -> None:
+    ctx = w.core.registry.context.for_caller(Caller.of("cli"))
+    for _ in range(times):
+        w.results.append(await w.core.executor.run("probe", {"item": "x"}, ctx))
+
+
+async def dashboard(w: World, times: int, scoped: bool) -> None:
+    await w.core.scheduler.create(prompt="go", chat_id=None, cron="0 0 1 1 *", job_id="j")
+    w.script(*probes(times), answer("done"))
+    assert await w.core.scheduler.request_run("j", "dashboard")
+    await asyncio.gather(*await w.core.scheduler.tick())
+
+
+PATHS = {
+    "chat": Path_("chat", chat, chatting=True),
+    "code": Path_("chat>code", code, code_toml, chatting=True),
+    "batch": Path_("chat>batch", batch, chatting=True),
+    "background": Path_("chat>background", background, chatting=True),
+    "subagent": Path_("chat>task:scout", subagent, scout_toml, chatting=True),
+    "skill": Path_("job>skill:scout", skill),
+    "job": Path_("job", job, disabled_toml),
+    "heartbeat": Path_("heartbeat", heartbeat, disabled_toml),
+    "report_turn": Path_("chat>background", report_turn, chatting=True),
+    "cli": Path_("cli", cli, disabled_toml, model_reads=False),
+    "dashboard": Path_("dashboard>job", dashboard, disabled_toml),
+}
+GATES = ["deny_rule", "requires_approval", "per_day_zero", "tool_scope", "untrusted", "in_chat"]
+
+
+def profile(first: str, limit: str) -> str:
+    return f'[profiles.gate]\norigins = ["{first}"]\n[profiles.gate.tools.probe]\n{limit}\n'
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World]]]:
+    opened: list[Core] = []
+
+    async def make(toml: str) -> World:
+        (tmp_path / "augure.toml").write_text("[telegram]\nallowed_users = [1]\n" + toml)
+        owner, model = Owner(), ScriptedModel()
+        core = await Core.open(
+            load_config(home=tmp_path),
+            extra_tools=[probe, idle],
+            model=model,
+            approvers=[owner],
+        )
+        opened.append(core)
+        return World(core, model, owner)
+
+    probes_run.clear()
+    yield make
+    for core in opened:
+        await core.close()
+
+
+async def records(core: Core) -> list[dict[str, Any]]:
+    return list(reversed(await core.audit.listing(tool="probe")))
+
+
+def unmarked(text: str) -> bool:
+    """The probe's text stands somewhere outside an untrusted marker."""
+    outside = re.sub(
+        r'<untrusted_content source="[^"]*">.*?</untrusted_content>', "", text, flags=re.DOTALL
+    )
+    return TOKEN in outside
+
+
+def model_read(model: ScriptedModel) -> str:
+    return "\n".join(str(m.get("content")) for r in model.requests for m in r.messages)
+
+
+@pytest.mark.parametrize("gate", GATES)
+@pytest.mark.parametrize("name", list(PATHS))
+async def test_every_gate_holds_on_every_caller_path(
+    world: Callable[[str], Awaitable[World]], name: str, gate: str
+) -> None:
+    path = PATHS[name]
+    first = path.chain.split(">")[0]
+    scoped = gate == "tool_scope"
+    toml = path.toml(scoped)
+    if gate == "requires_approval":
+        toml += profile(first, "requires_approval = true")
+    elif gate == "per_day_zero":
+        toml += profile(first, "per_day = 0")
+    elif gate == "in_chat":
+        toml += profile(first, "requires_approval = true")
+    w = await world(toml)
+    if gate == "deny_rule":
+        await w.core.audit.add_rule("deny", "probe:x", "owner")
+    if gate == "in_chat":
+        w.owner.approve = True
+
+    await path.drive(w, 2 if gate == "in_chat" else 1, scoped)
+
+    made = await records(w.core)
+    assert all(r["origin"] == path.chain for r in made), [r["origin"] for r in made]
+    if gate == "deny_rule":
+        assert probes_run == [] and [r["approval_status"] for r in made] == ["rejected"]
+    elif gate == "requires_approval":
+        assert probes_run == [] and [r.origin for r in w.owner.asked] == [path.chain]
+        assert [r["approval_status"] for r in made] == ["rejected"]
+    elif gate == "per_day_zero":
+        assert probes_run == [] and [r["status"] for r in made] == ["refused"]
+        assert w.owner.asked == []
+    elif gate == "tool_scope":
+        assert probes_run == [] and made == [] and w.owner.asked == []
+    elif gate == "untrusted":
+        assert probes_run == [path.chain]
+        seen = model_read(w.model) if path.model_reads else w.results[0].output
+        assert TOKEN in seen and not unmarked(seen)
+    elif gate == "in_chat":
+        assert probes_run == [path.chain, path.chain]
+        decided = [(r["approval_status"], r["decided_by"]) for r in made]
+        if path.chatting:
+            # Asked once, `Allow in this chat` pressed; the same target then runs unasked.
+            assert [r.in_chat for r in w.owner.asked] == [True]
+            assert decided == [("approved", "owner"), ("approved", "session")]
+        else:  # no owner in this chat: not offered, and nothing is allowed beyond the call
+            assert [r.in_chat for r in w.owner.asked] == [False, False]
+            assert decided == [("approved", "owner"), ("approved", "owner")]
+
+
+def test_the_matrix_covers_every_caller_and_gate() -> None:
+    assert len(PATHS) >= 11 and len(GATES) >= 5
