@@ -3,6 +3,10 @@
 Paths are resolved inside their folder; anything that leaves it — `..`, an absolute path, a
 symlink pointing out — is refused. Reads check where the opened file really is (through
 /proc/self/fd), so a link swapped in by sandboxed code after the check still cannot lead out.
+
+Only regular files are opened, and never in a way that can wait: a named pipe made in the
+workspace would otherwise block open() — and with it the whole event loop — until someone
+writes to it. A PDF's text is read in a child process held to budgets (augure/tools/pdf_text.py).
 """
 
 from __future__ import annotations
@@ -17,18 +21,32 @@ from pydantic import Field
 
 from augure.sandbox import workspace_name
 from augure.tools.base import Artifact, RunContext, ToolResult, tool
+from augure.tools.pdf_text import Budget, PdfRefused, PdfUnreadable, pdf_text
 
 READ_LIMIT = 100_000
 LIST_LIMIT = 200
 # Telegram's limits for bots: 50 MB per document, 10 MB per photo.
 SEND_LIMIT = 50 * 1024 * 1024
 PHOTO_LIMIT = 10 * 1024 * 1024
+# Budgets for reading a PDF's text (docs/security.md): a few hostile kilobytes can keep pypdf
+# busy for minutes or make it map gigabytes. Beyond the size budget, `send` still delivers it.
+PDF_SECONDS = 30.0
+PDF_MEMORY = 1024 * 1024 * 1024
+PDF_MAX_BYTES = 50 * 1024 * 1024
 ROOTS = ("inbox", "workspace")
 IMAGE_MAGIC = {
     b"\x89PNG\r\n\x1a\n": "image/png",
     b"\xff\xd8\xff": "image/jpeg",
     b"GIF87a": "image/gif",
     b"GIF89a": "image/gif",
+}
+NOT_REGULAR = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFLNK: "a link",
+    stat.S_IFDIR: "a folder",
 }
 
 
@@ -61,18 +79,32 @@ def resolve(ctx: RunContext, path: str) -> tuple[Path, Path, str]:
     return base, target, shown
 
 
-def _open_inside(base: Path, target: Path) -> int:
-    """A read-only fd on target, checked to be inside base once open (no race with links)."""
-    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    real = Path(os.readlink(f"/proc/self/fd/{fd}"))
-    if not real.is_relative_to(base) or not stat.S_ISREG(os.fstat(fd).st_mode):
+def _refuse_unless_regular(mode: int, shown: str) -> None:
+    if not stat.S_ISREG(mode):
+        what = NOT_REGULAR.get(stat.S_IFMT(mode), "an unknown kind")
+        raise FilesError(f"{shown} is not a regular file ({what}); refused")
+
+
+def _open_inside(base: Path, target: Path, shown: str) -> int:
+    """A read-only fd on target, checked to be inside base and a regular file once open.
+
+    The checks on the open fd close the race with sandboxed code swapping the path after
+    resolve(); O_NONBLOCK keeps a pipe swapped in from blocking open() meanwhile.
+    """
+    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        if not real.is_relative_to(base):
+            raise FilesError(f"{shown} moved outside its folder; refused")
+        _refuse_unless_regular(os.fstat(fd).st_mode, shown)
+    except BaseException:
         os.close(fd)
-        raise FilesError("the file moved outside its folder or is not a regular file; refused")
+        raise
     return fd
 
 
-def _read_head(base: Path, target: Path, limit: int) -> tuple[bytes, int]:
-    fd = _open_inside(base, target)
+def _read_head(base: Path, target: Path, shown: str, limit: int) -> tuple[bytes, int]:
+    fd = _open_inside(base, target, shown)
     with os.fdopen(fd, "rb") as file:
         size = os.fstat(file.fileno()).st_size
         return file.read(limit), size
@@ -101,25 +133,6 @@ def _as_text(data: bytes) -> str | None:
     return None
 
 
-def _pdf_text(base: Path, target: Path) -> tuple[str, bool]:
-    """The text of a PDF, first READ_LIMIT characters; True when cut."""
-    from pypdf import PdfReader  # only when a PDF is read: it is not needed to start
-
-    fd = _open_inside(base, target)
-    with os.fdopen(fd, "rb") as file:
-        reader = PdfReader(file)
-        parts: list[str] = []
-        length = 0
-        for number, page in enumerate(reader.pages, 1):
-            text = f"--- page {number} ---\n{page.extract_text() or ''}\n"
-            parts.append(text)
-            length += len(text)
-            if length >= READ_LIMIT:
-                break
-    joined = "".join(parts)
-    return joined[:READ_LIMIT], length > READ_LIMIT or len(parts) < len(reader.pages)
-
-
 def _list(ctx: RunContext, path: str | None) -> str:
     if path is None or path.strip() in ("", ".", "/"):
         return "\n\n".join(_list(ctx, root) for root in ROOTS)
@@ -146,21 +159,35 @@ def _list(ctx: RunContext, path: str | None) -> str:
     return "\n".join(lines)
 
 
-def _read(ctx: RunContext, path: str) -> str:
+async def _read_pdf(fd: int, size: int, shown: str) -> str:
+    if size > PDF_MAX_BYTES:
+        raise FilesError(
+            f"{shown}: a PDF of {size} bytes, over the size budget for reading its text "
+            f"({PDF_MAX_BYTES} bytes); `send` still delivers it"
+        )
+    try:
+        text, cut = await pdf_text(fd, Budget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT))
+    except PdfRefused as exc:
+        raise FilesError(f"{shown}: {exc}; stopped") from None
+    except PdfUnreadable as exc:
+        return f"{shown}: PDF, {size} bytes; {exc}"
+    note = f"\n[cut: only the first {READ_LIMIT // 1000} kB of text shown]" if cut else ""
+    return f"{shown} (PDF, {size} bytes):\n{text}{note}"
+
+
+async def _read(ctx: RunContext, path: str) -> str:
     base, target, shown = resolve(ctx, path)
-    if target.is_dir():
+    mode = os.lstat(target).st_mode
+    if stat.S_ISDIR(mode):
         return _list(ctx, path)
-    head, size = _read_head(base, target, READ_LIMIT)
-    kind = _kind(target.name, head)
-    if kind == "application/pdf":
-        try:
-            pdf, cut = _pdf_text(base, target)
-        except ImportError:
-            return f"{shown}: PDF, {size} bytes (its text needs the pypdf package)"
-        except Exception as exc:  # a damaged PDF is an answer, not a crash
-            return f"{shown}: PDF, {size} bytes; its text could not be read ({type(exc).__name__})"
-        note = f"\n[cut: only the first {READ_LIMIT // 1000} kB of text shown]" if cut else ""
-        return f"{shown} (PDF, {size} bytes):\n{pdf}{note}"
+    _refuse_unless_regular(mode, shown)
+    fd = _open_inside(base, target, shown)
+    with os.fdopen(fd, "rb") as file:
+        size = os.fstat(fd).st_size
+        head = file.read(READ_LIMIT)
+        kind = _kind(target.name, head)
+        if kind == "application/pdf":
+            return await _read_pdf(fd, size, shown)
     text = None if kind.startswith("image/") else _as_text(head)
     if text is None:
         return f"{shown}: {kind}, {size} bytes (not text; `send` delivers it to the owner)"
@@ -185,12 +212,14 @@ def _send(ctx: RunContext, path: str) -> ToolResult:
     base, target, shown = resolve(ctx, path)
     if not _owners_chat(ctx):
         raise FilesError("send delivers to the owner's own chat only; this is another chat")
-    if target.is_dir():
+    mode = os.lstat(target).st_mode
+    if stat.S_ISDIR(mode):
         raise FilesError(f"{shown} is a folder; send one file")
+    _refuse_unless_regular(mode, shown)
     size = target.stat().st_size
     if size > SEND_LIMIT:
         raise FilesError(f"{shown} is {size} bytes; Telegram takes at most 50 MB")
-    data, _ = _read_head(base, target, SEND_LIMIT + 1)
+    data, _ = _read_head(base, target, shown, SEND_LIMIT + 1)
     kind = _kind(target.name, data[:16])
     as_photo = kind.startswith("image/") and kind != "image/gif" and len(data) <= PHOTO_LIMIT
     artifact = Artifact("image" if as_photo else "file", target.name, data)
@@ -217,7 +246,7 @@ async def files(
         if not path:
             return ToolResult.error(f"{action} needs a path, e.g. inbox/notes.txt")
         if action == "read":
-            return ToolResult.ok(_read(ctx, path))
+            return ToolResult.ok(await _read(ctx, path))
         return _send(ctx, path)
     except FilesError as exc:
         return ToolResult.error(str(exc))
