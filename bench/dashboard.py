@@ -23,7 +23,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urljoin, urlparse
 
 import httpx
 
@@ -166,7 +166,7 @@ def deep_cursor(client: httpx.Client, root: str) -> str:
     for _ in range(20):
         page = client.get(url).text
         marker = page.index('rel="next" href="') + len('rel="next" href="')
-        url = root + page[marker : page.index('"', marker)].replace("&amp;", "&")
+        url = urljoin(url, page[marker : page.index('"', marker)].replace("&amp;", "&"))
     return url
 
 
@@ -194,7 +194,17 @@ async def screenshots(root: str, cookie: str, folder: Path) -> None:
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         context = await browser.new_context(viewport={"width": 1100, "height": 700})
-        await context.add_cookies([{"name": "augure_session", "value": cookie, "url": root}])
+        where = urlparse(root)  # the cookie's Path is the pages' per-run prefix
+        await context.add_cookies(
+            [
+                {
+                    "name": "augure_session",
+                    "value": cookie,
+                    "domain": where.hostname or "",
+                    "path": where.path,
+                }
+            ]
+        )
         page = await context.new_page()
         for name, path in pages.items():
             await page.goto(root + path)
@@ -216,10 +226,11 @@ async def main(shots: Path | None) -> None:
         process, link = await serve(home)
         pending(home)
         try:
-            root = link.split("/login")[0]
             with httpx.Client(follow_redirects=False, timeout=30) as client:
                 login = client.get(link)
                 assert login.status_code == 303, login.status_code
+                # The pages live under the per-run prefix the login redirects to.
+                root = link.split("/login")[0] + login.headers["location"].rstrip("/")
                 cookie = client.cookies["augure_session"]
                 figures = {}
                 for label, url in (

@@ -44,6 +44,10 @@ def _unshare() -> bool:
     return shutil.which("unshare") is not None
 
 
+def _slirp4netns() -> bool:
+    return shutil.which("slirp4netns") is not None
+
+
 # Debian package name -> whether it is installed here.
 PACKAGES: dict[str, Callable[[], bool]] = {
     "chromium": _chromium,
@@ -51,6 +55,7 @@ PACKAGES: dict[str, Callable[[], bool]] = {
     "dovecot-imapd": _dovecot,
     "util-linux": _unshare,
     "libseccomp2": _libseccomp,
+    "slirp4netns": _slirp4netns,
 }
 
 

@@ -16,15 +16,20 @@ from starlette.staticfiles import StaticFiles
 
 from augure.app import Core
 from augure.dashboard.auth import Session, Sessions
+from augure.dashboard.hosts import OwnAddressOnly
 from augure.dashboard.pages import PAGES
 from augure.dashboard.web import Dash, templates
 
 STATIC = Path(__file__).parent / "static"
 
 
-def build(core: Core, *, secure_cookie: bool) -> Starlette:
-    sessions = Sessions(core.logins, secure_cookie)
-    dash = Dash(core, sessions, templates(core.config.zone), PAGES)
+def build(
+    core: Core, *, secure_cookie: bool, base: str, hosts: frozenset[str] | None
+) -> OwnAddressOnly:
+    """The application: `base` is the secret path prefix of every page (the session cookie's
+    Path); `hosts` the Host values it answers (None: any; see augure/dashboard/hosts.py)."""
+    sessions = Sessions(core.logins, secure_cookie, path=base)
+    dash = Dash(core, sessions, templates(core.config.zone), PAGES, base)
 
     async def login(request: Request) -> Response:
         """GET with ?token= (the printed or sent link) or POST of the pasted token."""
@@ -38,24 +43,30 @@ def build(core: Core, *, secure_cookie: bool) -> Starlette:
         if session_id is None:
             return dash.render(request, "login.html", status=401, spent=True)
         # Redirected to a URL without the token, so it is not left in the history or address bar.
-        response = RedirectResponse("/", status_code=303)
+        response = RedirectResponse(f"{base}/", status_code=303)
         sessions.set_cookie(response, session_id)
         return response
 
     async def logout(request: Request, session: Session, form: FormData) -> Response:
         sessions.close(request)
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie("augure_session")
+        sessions.delete_cookie(response)
         return response
 
-    routes: list[Route | Mount] = [
-        Route("/login", login, methods=["GET", "POST"]),
-        dash.action("/logout", logout),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ]
+    async def front(request: Request) -> Response:
+        """Outside the prefix there is only the way in: nothing here tells where pages are."""
+        return dash.render(request, "login.html", status=401)
+
+    pages: list[Route] = [dash.action("/logout", logout)]
     for page in PAGES:
-        routes += page.routes(dash)
-    return Starlette(routes=routes)
+        pages += page.routes(dash)
+    routes: list[Route | Mount] = [
+        Route("/", front),
+        Route("/login", login, methods=["GET", "POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Mount(base, routes=pages),
+    ]
+    return OwnAddressOnly(Starlette(routes=routes), hosts)
 
 
 class QuietServer(uvicorn.Server):

@@ -33,6 +33,9 @@ class Session:
 class Sessions:
     logins: LoginTokens
     secure_cookie: bool  # off only on loopback, where there is no TLS to require
+    # The cookie's Path: the dashboard's per-run secret path prefix. Cookies ignore ports, so
+    # without it the browser would hand the session to any server on another 127.0.0.1 port.
+    path: str = "/"
     clock: Callable[[], float] = time.monotonic
     _live: dict[str, Session] = field(default_factory=dict)
 
@@ -67,7 +70,11 @@ class Sessions:
             httponly=True,
             samesite="strict",
             secure=self.secure_cookie,
+            path=self.path,
         )
+
+    def delete_cookie(self, response: Response) -> None:
+        response.delete_cookie(COOKIE, path=self.path)
 
 
 def csrf_ok(session: Session, form: FormData) -> bool:
@@ -108,7 +115,9 @@ def no_store(response: Response) -> Response:
     """Pages carry private data: no cache keeps them, no frame shows them."""
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    # Same-origin only: another site never learns the secret path, while the dashboard's own
+    # forms keep a real Origin header ("no-referrer" makes browsers send "Origin: null").
+    response.headers["Referrer-Policy"] = "same-origin"
     # No inline script runs, whatever a record's text holds; styles come from our file only.
     response.headers["Content-Security-Policy"] = (
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "

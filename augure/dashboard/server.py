@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import secrets
 import socket
 from typing import Any
 
@@ -53,6 +54,9 @@ class Dashboard:
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
         self.core: Core | None = None
+        # Pages live under a path no other server can guess, new at each start; the session
+        # cookie is scoped to it (augure/dashboard/auth.py).
+        self.base = "/" + secrets.token_urlsafe(16)
 
     async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
         return None  # the approvals page reads the pending requests from the audit
@@ -65,17 +69,28 @@ class Dashboard:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
+    @property
+    def pages(self) -> str:
+        """Where the pages are: known only to whoever logged in (the login redirects there)."""
+        return self.root + self.base
+
     async def start(self, core: Core) -> None:
         try:
             import uvicorn
 
             from augure.dashboard.app import QuietServer, build
+            from augure.dashboard.hosts import own_hosts
         except ImportError as exc:
             raise UsageError(f"the dashboard needs {exc.name}: {EXTRA}") from None
         self.core = core
         listener = self._bind()
         self.port = listener.getsockname()[1]  # the one given, or the free one port 0 got
-        app = build(core, secure_cookie=not loopback(self.host))
+        app = build(
+            core,
+            secure_cookie=not loopback(self.host),
+            base=self.base,
+            hosts=own_hosts(self.host, self.port, loopback(self.host)),
+        )
         # No access log: a login URL carries its one-time token in the query string.
         config = uvicorn.Config(
             app, access_log=False, log_config=None, lifespan="off", server_header=False

@@ -56,6 +56,7 @@ class Dash:
     sessions: Sessions
     templates: Jinja2Templates
     menu: tuple[Page, ...] = ()
+    base: str = ""  # the secret path prefix every page and action is served under
 
     def render(
         self,
@@ -67,9 +68,10 @@ class Dash:
     ) -> Response:
         note = NOTES.get(request.query_params.get("note", ""))
         base = {
+            "base": self.base,
             "csrf": session.csrf if session else "",
             "menu": self.menu if session else (),
-            "here": request.url.path,
+            "here": request.url.path.removeprefix(self.base) or "/",
             "note": note,
             "clean": self.clean,
         }
@@ -96,7 +98,16 @@ class Dash:
     def action(
         self, path: str, act: Callable[[Request, Session, FormData], Awaitable[Response]]
     ) -> Route:
-        return Route(path, guarded(self.sessions, self.refuse, action=act), methods=["POST"])
+        async def within(request: Request, session: Session, form: FormData) -> Response:
+            # Pages name their paths from the dashboard's root (`back("/jobs", ...)`); the
+            # browser must be sent under the prefix, where its cookie goes.
+            response = await act(request, session, form)
+            location = response.headers.get("location", "")
+            if location.startswith("/"):
+                response.headers["location"] = self.base + location
+            return response
+
+        return Route(path, guarded(self.sessions, self.refuse, action=within), methods=["POST"])
 
 
 def back(to: str, note: str, **query: str) -> Response:

@@ -174,9 +174,12 @@ async def run_process(
     pass_fds: tuple[int, ...] = (),
     kill: Callable[[asyncio.subprocess.Process], Awaitable[None]] | None = None,
     on_line: Callable[[str], None] | None = None,
+    started: Callable[[asyncio.subprocess.Process], Awaitable[None]] | None = None,
 ) -> ExecResult:
     """Run argv with capped output and a wall-clock limit; `kill` ends it on timeout;
-    `on_line` hears each stream's latest line as it arrives (the cap does not apply to it).
+    `on_line` hears each stream's latest line as it arrives (the cap does not apply to it);
+    `started` finishes setting up the running process (the sandbox's network); if it
+    fails, the process is killed and its error raised.
 
     The process gets its own session, so the default kill reaches its whole process group.
     Cancellation (the executor's own timeout) kills it the same way: nothing outlives a call.
@@ -195,6 +198,8 @@ async def run_process(
     readers = asyncio.gather(out.drain(process.stdout), err.drain(process.stderr))
     timed_out = False
     try:
+        if started is not None:
+            await started(process)
         if stdin is not None and process.stdin is not None:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 process.stdin.write(stdin)

@@ -5,6 +5,11 @@ Layering, outermost first: `prlimit` (CPU seconds, address space, processes, fil
 (read-only system, empty /tmp, the chat's workspace, no network, no inherited environment).
 Each step execs the next, so the process the bot holds is bwrap itself; killing it takes the
 sandbox's pid 1 and with it every process inside (`--die-with-parent` + pid namespace).
+
+The network namespace is always the sandbox's own. With `[sandbox] network = true`,
+slirp4netns (augure/sandbox/slirp.py) connects it to the outside through the host's sockets,
+with the host's loopback refused: the dashboard and any other local service stay out of reach
+(docs/security.md).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from augure.config import SandboxConfig
-from augure.sandbox import seccomp
+from augure.sandbox import seccomp, slirp
 from augure.sandbox.base import (
     MAX_FILE_BYTES,
     NPROC,
@@ -180,10 +185,13 @@ class BwrapSandbox:
         passwd_fd: int,
         group_fd: int,
         seccomp_fd: int | None = None,
+        network: slirp.UserNetwork | None = None,
     ) -> list[str]:
+        # Never --share-net: the host's network namespace holds its loopback, where the
+        # dashboard listens and whose cookies a browser sends to every port.
         args = ["bwrap", "--unshare-all"]
-        if self.config.network:
-            args.append("--share-net")
+        if network is not None:
+            args += network.bwrap_args()
         if supports("--disable-userns"):
             # No nested user namespace: that is where most kernel exploits start.
             args += ["--unshare-user", "--disable-userns"]
@@ -207,7 +215,16 @@ class BwrapSandbox:
                 args += ["--ro-bind", str(target), str(target)]
         args += ["--perms", "0755", "--dir", "/etc"]
         for name in ETC_FILES:
-            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+            if name == "resolv.conf" and network is not None:
+                args += [
+                    "--perms",
+                    "0644",
+                    "--ro-bind-data",
+                    str(network.resolv_fd),
+                    "/etc/" + name,
+                ]
+            else:
+                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--perms", "0644", "--ro-bind-data", str(passwd_fd), "/etc/passwd"]
         args += ["--perms", "0644", "--ro-bind-data", str(group_fd), "/etc/group"]
         args += ["--proc", "/proc", "--dev", "/dev"]
@@ -253,20 +270,25 @@ class BwrapSandbox:
         if len(ro_files) > MAX_FILES:
             raise SandboxError(f"at most {MAX_FILES} extra files")
         missing = missing_tools(self.as_root)
+        if self.config.network and shutil.which("slirp4netns") is None:
+            missing.append("slirp4netns (needed by [sandbox] network = true)")
         if missing:
             raise SandboxError(f"not found: {', '.join(missing)}")
         environment = sandbox_env(env)
         fds: list[int] = []
+        network = None
         try:
             mounts = self.mounts(workspace, ro_files, inbox)
             passwd_fd = _data_fd(PASSWD.format(uid=self.uid, gid=self.gid), fds)
             group_fd = _data_fd(GROUP.format(gid=self.gid), fds)
             filter_fd = _seccomp_fd(fds)
+            if self.config.network:
+                network = slirp.UserNetwork(self.as_root, _data_fd(slirp.RESOLV_CONF, fds))
             command = [
                 *self.limits(timeout),
                 *mounts.stage,
                 *self.drop(),
-                *self.bwrap(mounts, environment, passwd_fd, group_fd, filter_fd),
+                *self.bwrap(mounts, environment, passwd_fd, group_fd, filter_fd, network),
                 "--",
                 *argv,
             ]
@@ -275,12 +297,15 @@ class BwrapSandbox:
                 timeout=timeout,
                 stdin=stdin,
                 env=LAUNCH_ENV,
-                pass_fds=tuple(fds),
+                pass_fds=(*fds, *(network.child_fds() if network else ())),
                 on_line=on_line,
+                started=network.attach if network else None,
             )
         except OSError as exc:
             raise SandboxError(f"could not start bubblewrap: {exc}") from exc
         finally:
+            if network is not None:
+                await network.close()
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)

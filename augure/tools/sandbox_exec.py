@@ -60,7 +60,11 @@ def report(result: ExecResult, timeout: float) -> ToolResult:
 
 
 async def _run(
-    ctx: RunContext, argv: list[str], timeout: float, ro_files: list[Path] | None = None
+    ctx: RunContext,
+    source: str,
+    argv: list[str],
+    timeout: float,
+    ro_files: list[Path] | None = None,
 ) -> ToolResult:
     problem = sandbox_problem(ctx.config)
     if problem is not None:
@@ -78,7 +82,12 @@ async def _run(
         )
     except SandboxError as exc:
         return ToolResult.error(f"sandbox unavailable: {exc}")
-    return report(result, timeout)
+    reported = report(result, timeout)
+    if ctx.config.sandbox.network:
+        # With network, what the command printed may be any server's answer: outside content,
+        # marked as such for the model like a fetched page (docs/security.md).
+        reported.source = source
+    return reported
 
 
 def _inbox(home: Path, workspace: Path) -> Path | None:
@@ -118,7 +127,7 @@ async def sandbox_exec(
     if not command.strip():
         return ToolResult.error("command is empty")
     limit = _timeout(ctx.config, timeout)
-    return await _run(ctx, ["/bin/sh", "-c", command], limit)
+    return await _run(ctx, "sandbox_exec", ["/bin/sh", "-c", command], limit)
 
 
 def opencode_problem(config: Config) -> str | None:
@@ -170,7 +179,7 @@ async def opencode(
     # Bound at its real path, so a symlinked install runs by that path inside.
     program = str(shown[0]) if shown else command[0]
     argv = [program, *command[1:], *_opencode_args(ctx.config), task]
-    return await _run(ctx, argv, _timeout(ctx.config, timeout), shown)
+    return await _run(ctx, "opencode", argv, _timeout(ctx.config, timeout), shown)
 
 
 def _outside_usr(program: str) -> list[Path]:

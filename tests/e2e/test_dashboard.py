@@ -43,7 +43,14 @@ class Served:
 
     @property
     def root(self) -> str:
-        return self.dashboard.root
+        """Where the pages are: under the dashboard's per-run path prefix."""
+        return self.dashboard.pages
+
+    @property
+    def own_origin(self) -> dict[str, str]:
+        """What a form of the dashboard's own pages sends: requests made outside a page must
+        say it, or the Origin check refuses them before anything else is looked at."""
+        return {"Origin": self.dashboard.root}
 
     async def login_link(self) -> str:
         """The owner sends /dashboard in Telegram and gets the link back, as in real use."""
@@ -127,7 +134,9 @@ async def test_without_a_session_every_page_is_401_with_the_login_page(served: S
     for path in ("/", "/approvals", "/invocations", "/rules", "/jobs", "/skills", "/usage"):
         assert await status_of(page, served.root + path) == 401, path
         assert await page.locator("input[name=token]").count() == 1
-    forged = await context.request.post(f"{served.root}/jobs/pause", form={"csrf": "x"})
+    forged = await context.request.post(
+        f"{served.root}/jobs/pause", form={"csrf": "x"}, headers=served.own_origin
+    )
     assert forged.status == 401
     assert not await served.core.scheduler.paused()
     # The login form takes a pasted token.
@@ -222,8 +231,9 @@ async def test_a_post_without_the_csrf_token_is_refused(served: Served) -> None:
     context, _ = await served.logged_in()
     url = f"{served.root}/rules/{rule.id}/revoke"
     # The session cookie goes with these requests (same context): only the token is missing.
-    assert (await context.request.post(url, form={})).status == 403
-    assert (await context.request.post(url, form={"csrf": "guess"})).status == 403
+    origin = served.own_origin
+    assert (await context.request.post(url, form={}, headers=origin)).status == 403
+    assert (await context.request.post(url, form={"csrf": "guess"}, headers=origin)).status == 403
     assert [r.id for r in await served.core.audit.rules()] == [rule.id]
 
 
@@ -253,7 +263,8 @@ async def test_untrusted_output_is_shown_as_text_and_secrets_never(served: Serve
     assert SECRET not in html and "[REDACTED" in shown
     # The listing links to it, filtered by tool.
     await page.goto(f"{served.root}/invocations?tool=fetch_page")
-    assert await page.locator(f"a[href='/invocations/{invocation}']").count() == 1
+    link = f"{served.dashboard.base}/invocations/{invocation}"
+    assert await page.locator(f"a[href='{link}']").count() == 1
 
 
 async def test_dashboard_command_in_a_group_sends_no_link(served: Served) -> None:

@@ -104,10 +104,10 @@ async def test_requests_a_stopped_bot_left_pending_are_rejected(tmp_path: Path) 
     await seed()
     process, link = await _started(tmp_path)
     try:
-        root = link.split("/login")[0]
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-        page = await asyncio.to_thread(lambda: opener.open(link, timeout=10).read().decode())
-        assert "Pending approvals" in page
+        landed = await asyncio.to_thread(lambda: opener.open(link, timeout=10))
+        assert "Pending approvals" in landed.read().decode()
+        root = landed.geturl().rstrip("/")  # the pages' secret path prefix
         approvals = await asyncio.to_thread(
             lambda: opener.open(f"{root}/approvals", timeout=10).read().decode()
         )
@@ -166,9 +166,9 @@ async def test_standalone_the_tasks_page_lists_and_offers_no_cancel(tmp_path: Pa
     await store.close()  # left `running` by a bot that stopped: no process runs it here
     process, link = await _started(tmp_path)
     try:
-        root = link.split("/login")[0]
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-        await asyncio.to_thread(lambda: opener.open(link, timeout=10).read())
+        landed = await asyncio.to_thread(lambda: opener.open(link, timeout=10))
+        root = landed.geturl().rstrip("/")  # the pages' secret path prefix
         page = await asyncio.to_thread(
             lambda: opener.open(f"{root}/tasks", timeout=10).read().decode()
         )

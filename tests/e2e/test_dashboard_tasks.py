@@ -52,7 +52,9 @@ async def test_a_running_background_task_is_listed_and_cancel_stops_it(served: S
     assert "slow_job" in await row.inner_text() and '"name": "sync"' in await row.inner_text()
 
     # The session cookie goes with this request: only the CSRF token is missing.
-    refused = await context.request.post(f"{served.root}/tasks/{task_id}/cancel", form={})
+    refused = await context.request.post(
+        f"{served.root}/tasks/{task_id}/cancel", form={}, headers=served.own_origin
+    )
     assert refused.status == 403 and manager.running() == [task_id]
 
     messages = len(bot.telegram.sent("sendMessage"))
