@@ -10,18 +10,62 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from augure.config import ENV_FILE_NAME
+
+log = logging.getLogger(__name__)
 
 LOCK_NAME = "augure.lock"
 RECORD_BYTES = 256  # the record is padded to this size and rewritten with one pwrite
 NOTE_EVERY_SECONDS = 1.0
 
 
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+DATABASE = "state.db"
+# SQLite makes the -wal and -shm files itself, with the database file's mode; ones left by
+# an older version keep theirs, so they are tightened too.
+PRIVATE_FILES = (ENV_FILE_NAME, DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm")
+
+
 class HomeError(Exception):
     """The home cannot be used (another bot holds it, or it is not writable)."""
+
+
+def private_home(home: Path) -> None:
+    """Create the home for its owner only, or take group and others' access away from the
+    one found: a home shared on purpose still holds private conversations and secrets."""
+    home.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    tighten(home, PRIVATE_FOLDER, follow=True)
+    for name in PRIVATE_FILES:
+        tighten(home / name, PRIVATE_FILE)
+
+
+def tighten(path: Path, mode: int, *, follow: bool = False) -> None:
+    """Drop the permissions `mode` does not grant; a missing path is fine. A symbolic link is
+    left alone unless `follow`: chmod would change whatever it points at."""
+    try:
+        found = path.stat() if follow else path.lstat()
+    except FileNotFoundError:
+        return
+    current = stat.S_IMODE(found.st_mode)
+    if stat.S_ISLNK(found.st_mode) or current & ~mode == 0:
+        return
+    try:
+        os.chmod(path, current & mode)
+    except OSError as exc:  # not the owner, or a file system without modes: say so, go on
+        log.warning("cannot make %s private (%s)", path, exc.strerror or exc)
+
+
+def private_opener(path: str, flags: int) -> int:
+    """For `open(..., opener=private_opener)`: a file it creates is its owner's only."""
+    return os.open(path, flags, PRIVATE_FILE)
 
 
 @dataclass(frozen=True)
