@@ -1,5 +1,10 @@
-"""One bot per home: a kernel lock on `$AUGURE_HOME/augure.lock`, and what `status` reads.
+"""The home's privacy, and one bot per home.
 
+The home holds the conversations, the memory and the secrets: it is the owner's only (0700),
+and so are the files holding secrets or conversations (0600), whether the home is new or found
+with wider modes (see docs/security.md).
+
+One bot per home: a kernel lock on `$AUGURE_HOME/augure.lock`, and what `status` reads.
 `flock` is released by the kernel when the holder dies, however it dies, so there is never a
 stale pid file to clean up. The file also says who holds it (pid, since when, the last update
 received), rewritten in place so a reader never sees it half-written for long.
@@ -84,7 +89,7 @@ class HomeLock:
 
     def acquire(self) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_home(self.path.parent)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise HomeError(
