@@ -2,22 +2,29 @@
 
 `state.db` is copied with SQLite's online backup API, which reads one consistent snapshot
 even while the bot writes (WAL mode); the archive then holds that copy, never the live file.
-The env file with the secrets is not included: a backup can be stored without them.
+The env file with the secrets is not included, under any name: a backup can be stored
+without them. Nor are links: restore refuses every link (see docs/security.md), so a backup
+holds only plain files and folders.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import logging
 import os
+import shutil
 import sqlite3
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from augure.config import default_home
+from augure.config import ENV_FILE_NAME, default_home
 from augure.errors import UsageError
+from augure.home import private_home
+
+log = logging.getLogger(__name__)
 
 DATABASE = "state.db"
 FOLDERS = ("memory", "skills", "personas")
@@ -63,6 +70,10 @@ async def restore_command(args: argparse.Namespace) -> int:
     except BackupError as exc:
         raise UsageError(str(exc)) from None
     print(f"restored {args.file} into {home}")
+    print(
+        f"{ENV_FILE_NAME} is not part of a backup (it holds the secrets): "
+        f"copy the old one into {home}, mode 600"
+    )
     return 0
 
 
@@ -106,44 +117,67 @@ def create_backup(home: Path, file: Path | None = None) -> Path:
                 except sqlite3.Error as exc:
                     raise BackupError(f"cannot read {database}: {exc}") from None
                 archive.add(copy, DATABASE)
+            keep = _plain_files_only(home)
             for name in (CONFIG, *FOLDERS):
                 if (home / name).exists():
-                    archive.add(home / name, name)
+                    archive.add(home / name, name, filter=keep)
         os.replace(partial, file)
     finally:
         partial.unlink(missing_ok=True)
     return file
 
 
-def _checked(member: tarfile.TarInfo) -> str | None:
-    """Why this member must not be extracted, or None."""
+def _plain_files_only(home: Path) -> Callable[[tarfile.TarInfo], tarfile.TarInfo | None]:
+    """A tarfile filter keeping files and folders, as restore wants them. A symbolic link is
+    left out (it may point anywhere, `.env` included); a second hard link to a file is stored
+    as a copy; and the env file is left out under whatever name it is hard-linked."""
+    try:
+        env = (home / ENV_FILE_NAME).stat()
+        secret = (env.st_dev, env.st_ino)
+    except OSError:
+        secret = None
+
+    def keep(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if member.isdir():
+            return member
+        if member.issym():
+            log.warning("not backed up (a symbolic link): %s", member.name)
+            return None
+        if not (member.isfile() or member.islnk()):
+            log.warning("not backed up (not a file or a folder): %s", member.name)
+            return None
+        found = (home / member.name).lstat()
+        if (found.st_dev, found.st_ino) == secret:
+            log.warning("not backed up (it is %s, the secrets): %s", ENV_FILE_NAME, member.name)
+            return None
+        member.type, member.linkname, member.size = tarfile.REGTYPE, "", found.st_size
+        return member
+
+    return keep
+
+
+def _refusal(member: tarfile.TarInfo) -> str | None:
+    """Why this member must not be restored, or None. A backup holds only files and folders
+    under the names it writes: a link of any kind, even one pointing inside the home, could
+    let a later member (or a later write by the bot) land outside it."""
+    name = repr(member.name)
     path = PurePosixPath(member.name)
     if path.is_absolute() or ".." in path.parts:
-        return f"{member.name!r} leaves the home"
-    if path.parts[0] not in ALLOWED_TOP:
-        return f"{member.name!r} is not part of a backup"
-    if member.islnk():
-        return f"{member.name!r} is a hard link"
-    if member.issym():
-        target = PurePosixPath(member.linkname)
-        inside = PurePosixPath(*path.parts[:-1], *target.parts)
-        if target.is_absolute() or _escapes(inside):
-            return f"{member.name!r} links outside the home"
-    elif not (member.isfile() or member.isdir()):
-        return f"{member.name!r} is not a file or a folder"
+        return f"{name} leaves the home"
+    if member.issym() or member.islnk():
+        kind = "symbolic" if member.issym() else "hard"
+        return f"{name} is a {kind} link; a backup holds no links"
+    if not path.parts or path.parts[0] not in ALLOWED_TOP:
+        return f"{name} is not part of a backup"
+    if not (member.isfile() or member.isdir()):
+        return f"{name} is not a file or a folder"
     return None
 
 
-def _escapes(path: PurePosixPath) -> bool:
-    depth = 0
-    for part in path.parts:
-        depth += -1 if part == ".." else (0 if part == "." else 1)
-        if depth < 0:
-            return True
-    return False
-
-
 def restore_backup(file: Path, home: Path) -> None:
+    """Unpack a backup into an empty (or new) home. Every member is checked before anything
+    is written; the files are unpacked into a folder inside the home and moved into place
+    last, so a refused or failed restore leaves the home as it found it."""
     if home.exists() and (not home.is_dir() or any(home.iterdir())):
         raise BackupError(
             f"{home} is not empty; restore goes into an empty home (set AUGURE_HOME to a new one)"
@@ -151,20 +185,45 @@ def restore_backup(file: Path, home: Path) -> None:
     try:
         with tarfile.open(file, "r:gz") as archive:
             members = archive.getmembers()
-            _extract(archive, members, file, home)
+            for member in members:
+                problem = _refusal(member)
+                if problem is not None:
+                    raise BackupError(f"refusing {file}: {problem}")
+            _unpack(archive, members, home)
     except (OSError, tarfile.TarError) as exc:
-        raise BackupError(f"cannot read {file}: {exc}") from None
+        raise BackupError(f"cannot restore {file}: {exc}") from None
 
 
-def _extract(
-    archive: tarfile.TarFile, members: list[tarfile.TarInfo], file: Path, home: Path
-) -> None:
-    for member in members:
-        problem = _checked(member)
-        if problem is not None:
-            raise BackupError(f"refusing {file}: {problem}")
-    home.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        os.chmod(home, 0o700)
-    # The data filter re-checks paths and links, and drops modes that would be unsafe.
-    archive.extractall(home, members=members, filter="data")
+def _unpack(archive: tarfile.TarFile, members: list[tarfile.TarInfo], home: Path) -> None:
+    created = not home.exists()
+    private_home(home)
+    # Inside the home, not beside it: the home may be a mount point (a Docker volume), where
+    # a rename from elsewhere would cross file systems.
+    staging = Path(tempfile.mkdtemp(prefix=".restore-", dir=home))
+    moved: list[Path] = []
+    try:
+        # The data filter is a second guard, and drops modes such as setuid.
+        archive.extractall(staging, members=members, filter="data")
+        for entry in sorted(staging.iterdir()):
+            os.rename(entry, home / entry.name)
+            moved.append(home / entry.name)
+    except BaseException as exc:
+        _undo(moved)
+        if isinstance(exc, OSError) and isinstance(exc.filename, str):
+            # Named as in the archive: the staging folder means nothing to the owner.
+            where = os.path.relpath(exc.filename, staging)
+            raise OSError(exc.errno, exc.strerror, where) from None
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and not any(home.iterdir()):
+            home.rmdir()
+    private_home(home)  # state.db comes out of the archive with the mode it was stored with
+
+
+def _undo(moved: list[Path]) -> None:
+    for path in moved:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()

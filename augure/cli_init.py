@@ -22,6 +22,7 @@ from augure import probes
 from augure.config import ENV_FILE_NAME, default_home
 from augure.config_template import render
 from augure.errors import UsageError
+from augure.home import private_home
 
 DEFAULT_MODEL = "gpt-4o-mini"
 TELEGRAM_API = "https://api.telegram.org"
@@ -178,7 +179,7 @@ async def _check_llm(answers: Answers) -> str | None:
 
 
 def _write(home: Path, file: Path, answers: Answers) -> None:
-    home.mkdir(parents=True, exist_ok=True)
+    private_home(home)
     env_file = home / ENV_FILE_NAME
     values: dict[str, object] = {
         "llm.model": answers.model,

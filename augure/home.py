@@ -1,5 +1,10 @@
-"""One bot per home: a kernel lock on `$AUGURE_HOME/augure.lock`, and what `status` reads.
+"""The home's privacy, and one bot per home.
 
+The home holds the conversations, the memory and the secrets: it is the owner's only (0700),
+and so are the files holding secrets or conversations (0600), whether the home is new or found
+with wider modes (see docs/security.md).
+
+One bot per home: a kernel lock on `$AUGURE_HOME/augure.lock`, and what `status` reads.
 `flock` is released by the kernel when the holder dies, however it dies, so there is never a
 stale pid file to clean up. The file also says who holds it (pid, since when, the last update
 received), rewritten in place so a reader never sees it half-written for long.
@@ -10,18 +15,62 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from augure.config import ENV_FILE_NAME
+
+log = logging.getLogger(__name__)
 
 LOCK_NAME = "augure.lock"
 RECORD_BYTES = 256  # the record is padded to this size and rewritten with one pwrite
 NOTE_EVERY_SECONDS = 1.0
 
 
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+DATABASE = "state.db"
+# SQLite makes the -wal and -shm files itself, with the database file's mode; ones left by
+# an older version keep theirs, so they are tightened too.
+PRIVATE_FILES = (ENV_FILE_NAME, DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm")
+
+
 class HomeError(Exception):
     """The home cannot be used (another bot holds it, or it is not writable)."""
+
+
+def private_home(home: Path) -> None:
+    """Create the home for its owner only, or take group and others' access away from the
+    one found: a home shared on purpose still holds private conversations and secrets."""
+    home.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    tighten(home, PRIVATE_FOLDER, follow=True)
+    for name in PRIVATE_FILES:
+        tighten(home / name, PRIVATE_FILE)
+
+
+def tighten(path: Path, mode: int, *, follow: bool = False) -> None:
+    """Drop the permissions `mode` does not grant; a missing path is fine. A symbolic link is
+    left alone unless `follow`: chmod would change whatever it points at."""
+    try:
+        found = path.stat() if follow else path.lstat()
+    except FileNotFoundError:
+        return
+    current = stat.S_IMODE(found.st_mode)
+    if stat.S_ISLNK(found.st_mode) or current & ~mode == 0:
+        return
+    try:
+        os.chmod(path, current & mode)
+    except OSError as exc:  # not the owner, or a file system without modes: say so, go on
+        log.warning("cannot make %s private (%s)", path, exc.strerror or exc)
+
+
+def private_opener(path: str, flags: int) -> int:
+    """For `open(..., opener=private_opener)`: a file it creates is its owner's only."""
+    return os.open(path, flags, PRIVATE_FILE)
 
 
 @dataclass(frozen=True)
@@ -40,7 +89,7 @@ class HomeLock:
 
     def acquire(self) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_home(self.path.parent)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise HomeError(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import sys
@@ -10,7 +11,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from augure.config import Config
-from augure.home import HomeError
+from augure.home import PRIVATE_FILE, PRIVATE_FOLDER, HomeError, private_opener, tighten
 from augure.secrets import RedactingFilter, Redactor
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -35,6 +36,20 @@ class LogRedactor(RedactingFilter):
         super().filter(record)
         record.msg = BOT_TOKEN_IN_URL.sub(r"\1<token>", str(record.msg))
         return True
+
+
+class PrivateRotatingFileHandler(RotatingFileHandler):
+    """The log quotes the conversations: every file it opens, the first and the new one after
+    each rollover, is readable by its owner only (see docs/security.md)."""
+
+    def _open(self) -> io.TextIOWrapper:
+        return open(
+            self.baseFilename,
+            "a",
+            encoding=self.encoding,
+            errors=self.errors,
+            opener=private_opener,
+        )
 
 
 def start(verbose: bool) -> None:
@@ -69,8 +84,12 @@ def protect(
         path = config.home / "logs" / "augure.log"
         _replace(root, FILE_HANDLER)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            file = RotatingFileHandler(
+            path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+            tighten(path.parent, PRIVATE_FOLDER)
+            # Files left by a version that wrote them with the umask's mode.
+            for earlier in path.parent.glob(f"{path.name}*"):
+                tighten(earlier, PRIVATE_FILE)
+            file = PrivateRotatingFileHandler(
                 path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
             )
         except OSError as exc:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from augure.home import PRIVATE_FOLDER, private_opener
 from augure.mcp_settings import McpServerSettings, McpSettings, expand
 
 if TYPE_CHECKING:
@@ -144,8 +145,10 @@ class McpServer:
         """Where a stdio server's stderr goes: its own log file, not the bot's console."""
         if self.logs is None:
             return sys.stderr
-        self.logs.mkdir(parents=True, exist_ok=True)
-        return stack.enter_context(open(self.logs / f"{self.name}.log", "a", encoding="utf-8"))
+        self.logs.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+        # The server's stderr may quote what it was sent: its owner's only, like the bot's log.
+        path = self.logs / f"{self.name}.log"
+        return stack.enter_context(open(path, "a", encoding="utf-8", opener=private_opener))
 
     async def _watch(self, session: ClientSession) -> None:
         """Return once the server stops answering a ping."""

@@ -17,12 +17,15 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from augure.home import PRIVATE_FILE, tighten
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +62,15 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
+def _make_private(path: Path) -> None:
+    """The conversations are in this file: created for its owner only, before SQLite makes it
+    with the umask's mode. SQLite gives the -wal and -shm files it makes the database file's
+    mode; ones found from before are tightened with it (see docs/security.md)."""
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE))
+    for name in (path, path.with_name(f"{path.name}-wal"), path.with_name(f"{path.name}-shm")):
+        tighten(name, PRIVATE_FILE)
+
+
 class Database:
     def __init__(self, path: Path, busy_seconds: float = BUSY_SECONDS) -> None:
         self.path = path
@@ -69,6 +81,10 @@ class Database:
     @classmethod
     async def open(cls, path: Path, migrations: Sequence[str] = ()) -> Database:
         """Connect and migrate; a file that is not a usable database raises StateError."""
+        try:
+            _make_private(path)
+        except OSError as exc:
+            raise StateError(f"{path} cannot be used ({exc.strerror or exc})") from None
         database = cls(path)
         try:
             await database._retry(database._connect)

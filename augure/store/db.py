@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from augure.home import private_home
 from augure.store.database import Database
 from augure.store.migrations import MIGRATIONS
 
@@ -39,7 +40,7 @@ class Store:
 
     @classmethod
     async def open(cls, path: Path) -> Store:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_home(path.parent)
         return cls(await Database.open(path, MIGRATIONS))
 
     async def close(self) -> None:
