@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from logging.handlers import RotatingFileHandler
@@ -86,6 +87,26 @@ def protect(
             handler.removeFilter(old)
         handler.addFilter(redactor)
     return path
+
+
+def private_rotating_handler(
+    path: Path, max_bytes: int = MAX_BYTES, backups: int = BACKUPS
+) -> RotatingFileHandler:
+    """A log file rotated at `max_bytes`, keeping `backups` old files, each readable by the
+    owner only (0600): a log may quote what a tool or a server printed."""
+
+    def create_private(target: str | Path) -> None:
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(target, 0o600)  # a file left by an older version keeps its mode otherwise
+
+    def rotate(source: str, destination: str) -> None:
+        os.replace(source, destination)
+        create_private(source)  # the handler reopens it: created here, with the private mode
+
+    create_private(path)
+    handler = RotatingFileHandler(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
+    handler.rotator = rotate
+    return handler
 
 
 def _replace(root: logging.Logger, name: str) -> None:
