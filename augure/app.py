@@ -224,7 +224,7 @@ class Core:
         heartbeat = _heartbeat(config, agent, notifier)
         # MCP servers start in the background: their tools appear as each server is ready,
         # and a slow or broken server never delays the first answer.
-        mcp = McpManager(config.mcp, config.home / "logs" / "mcp")
+        mcp = McpManager(config.mcp, config.home / "logs" / "mcp", redact)
         mcp.start(lambda server, listed: register_mcp_tools(registry, config, server, listed))
         return cls(
             config,

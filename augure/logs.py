@@ -107,6 +107,17 @@ def protect(
     return path
 
 
+def private_rotating_handler(
+    path: Path, max_bytes: int = MAX_BYTES, backups: int = BACKUPS
+) -> RotatingFileHandler:
+    """A log file rotated at `max_bytes`, keeping `backups` old files, each readable by the
+    owner only (0600): a log may quote what a tool or a server printed."""
+    tighten(path, PRIVATE_FILE)  # a file left by an older version keeps its mode otherwise
+    return PrivateRotatingFileHandler(
+        path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+    )
+
+
 def _replace(root: logging.Logger, name: str) -> None:
     """Drop a handler installed by an earlier call in this process (tests call main twice)."""
     for handler in [h for h in root.handlers if h.get_name() == name]:

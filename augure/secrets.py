@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from augure.config import Config
+from augure.mcp_settings import McpSettings
 
 # Tool secrets read from the environment (SPEC §2), besides those in the config tree.
 SECRET_VARIABLES = ("TAVILY_API_KEY", "EXA_API_KEY", "GITHUB_TOKEN", "EMAIL_PASSWORD")
@@ -40,12 +41,7 @@ def discover(config: Config, environ: Mapping[str, str] | None = None) -> dict[s
                 found[path.strip(".").upper().replace(".", "_")] = node
 
     walk(config.tools.model_extra or {}, "tools")
-    # MCP servers: `${ENV}` handles in env and headers, and every literal header value.
-    for server, settings in config.mcp.servers.items():
-        walk({"env": settings.env, "headers": settings.headers}, f"mcp.{server}")
-        for header, value in settings.headers.items():
-            if not HANDLE.search(value):
-                found[f"MCP_{server}_HEADERS_{header}".upper().replace("-", "_")] = value
+    found.update(mcp_secrets(config.mcp, env))
     # Every value of a preset's headers is a secret, written literally or not (SPEC §5).
     presets = (config.tools.model_extra or {}).get("http", {}).get("presets", {})
     for preset, table in presets.items() if isinstance(presets, dict) else ():
@@ -55,6 +51,31 @@ def discover(config: Config, environ: Mapping[str, str] | None = None) -> dict[s
                 name = f"TOOLS_HTTP_PRESETS_{preset}_HEADERS_{header}"
                 found[name.upper().replace("-", "_")] = value
     return {name: value for name, value in found.items() if len(value) >= MIN_LENGTH}
+
+
+def mcp_secrets(mcp: McpSettings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What the MCP servers are handed: the values of `${ENV}` handles in env and headers,
+    and every literal value of either, which is how a key is written there (docs/mcp.md)."""
+    env = os.environ if environ is None else environ
+    found: dict[str, str] = {}
+    for server, settings in mcp.servers.items():
+        for table, values in (("ENV", settings.env), ("HEADERS", settings.headers)):
+            for key, value in values.items():
+                handles = HANDLE.findall(value)
+                found.update({handle: env[handle] for handle in handles if env.get(handle)})
+                if not handles:
+                    name = f"MCP_{server}_{table}_{key}".upper().replace("-", "_")
+                    found.update(_with_credential(name, value))
+    return {name: value for name, value in found.items() if len(value) >= MIN_LENGTH}
+
+
+def _with_credential(name: str, value: str) -> dict[str, str]:
+    """The value, and for `Scheme credential` (`Bearer abc`) the credential alone: a server
+    that reads the header sees, and may log or echo, the token without its scheme."""
+    scheme, _, credential = value.partition(" ")
+    if scheme and credential.strip() and " " not in credential.strip():
+        return {name: value, f"{name}_CREDENTIAL": credential.strip()}
+    return {name: value}
 
 
 class Redactor:
@@ -69,6 +90,11 @@ class Redactor:
     @classmethod
     def from_config(cls, config: Config) -> Redactor:
         return cls(discover(config))
+
+    @classmethod
+    def from_mcp(cls, mcp: McpSettings) -> Redactor:
+        """Only what the MCP servers are handed, for their logs when no config is at hand."""
+        return cls(mcp_secrets(mcp))
 
     def __call__(self, text: str) -> str:
         for value, replacement in self._pairs:

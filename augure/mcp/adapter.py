@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from augure.mcp.client import McpServer, ServerDown
+from augure.mcp.client import McpServer, OversizedAnswer, ServerDown
 from augure.tools.base import Egress, RunContext, Tool
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
@@ -64,7 +64,7 @@ class McpTool(Tool):
             result = await self.function(ctx, arguments=dict(params.model_extra or {}))
         except ToolError as exc:
             return ToolResult.error(str(exc), exc.kind)
-        except ServerDown as exc:
+        except (ServerDown, OversizedAnswer) as exc:
             return ToolResult.error(str(exc))
         return result if isinstance(result, ToolResult) else ToolResult.ok(result)
 

@@ -10,14 +10,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
-from augure.home import PRIVATE_FOLDER, private_opener
+from augure.home import PRIVATE_FOLDER
+from augure.logs import FORMAT, LogRedactor, private_rotating_handler
+from augure.mcp.limits import (
+    MESSAGE_LIMIT,
+    OVER_LIMIT,
+    PAGE_LIMIT,
+    OversizedAnswer,
+    bounded,
+    megabytes,
+)
+from augure.mcp.stdio import StderrSink
 from augure.mcp_settings import McpServerSettings, McpSettings, expand
+from augure.secrets import Redactor
+
+__all__ = ["McpManager", "McpServer", "OversizedAnswer", "ServerDown"]
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -43,6 +55,7 @@ class McpServer:
     name: str
     settings: McpServerSettings
     logs: Path | None = None
+    redact: Redactor = field(default_factory=lambda: Redactor({}))
     state: str = "starting"  # starting, ready, down
     error: str | None = None
     session: ClientSession | None = None
@@ -67,6 +80,12 @@ class McpServer:
                 tool, arguments, read_timeout_seconds=self.settings.timeout_seconds
             )
         except Exception as exc:
+            if OVER_LIMIT in str(exc):  # the transport dropped the answer; the server is fine
+                raise OversizedAnswer(
+                    f"MCP server {self.name}: the answer of {tool} is over the "
+                    f"{megabytes(MESSAGE_LIMIT)} limit for one MCP message and was dropped; "
+                    "ask for less (a narrower query, a smaller page)"
+                ) from None
             self.error = _short(exc)
             self._trouble.set()  # the supervisor checks at once whether the server is alive
             raise ServerDown(
@@ -93,7 +112,7 @@ class McpServer:
             try:
                 async with contextlib.AsyncExitStack() as stack:
                     session = await self._connect(stack)
-                    listed = await _list_tools(session, self.settings.timeout_seconds)
+                    listed = await _list_tools(self.name, session, self.settings.timeout_seconds)
                     self.listed = listed
                     listener(self, listed)
                     self.session, self.state, self.error = session, "ready", None
@@ -119,36 +138,50 @@ class McpServer:
         from mcp import ClientSession
 
         settings = self.settings
+        streams: tuple[Any, ...]  # the two streams a session reads and writes
         if settings.command is not None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from augure.mcp.stdio import stdio_transport
 
-            parameters = StdioServerParameters(
-                command=settings.command, args=settings.args, env=expand(settings.env)
+            transport = stdio_transport(
+                settings.command, settings.args, expand(settings.env), self._stderr(stack)
             )
-            streams = await stack.enter_async_context(stdio_client(parameters, self._errlog(stack)))
+            streams = await stack.enter_async_context(transport)
         else:
             from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            from augure.mcp.http import http_client
 
             assert settings.url is not None
-            client = create_mcp_http_client(headers=expand(settings.headers))
+            client = http_client(expand(settings.headers))
             await stack.enter_async_context(client)
             streams = await stack.enter_async_context(
-                streamable_http_client(settings.url, http_client=client)
+                streamable_http_client(
+                    settings.url, http_client=client, max_sse_event_size=MESSAGE_LIMIT
+                )
             )
         read, write = streams[0], streams[1]
         session = await stack.enter_async_context(ClientSession(read, write))
         await asyncio.wait_for(session.initialize(), settings.timeout_seconds)
         return session
 
-    def _errlog(self, stack: contextlib.AsyncExitStack) -> TextIO:
-        """Where a stdio server's stderr goes: its own log file, not the bot's console."""
+    def _stderr(self, stack: contextlib.AsyncExitStack) -> StderrSink | None:
+        """Where a stdio server's stderr goes: its own log file, redacted and rotated as the
+        bot's log is, not the bot's console (None: the console, when there is no log)."""
         if self.logs is None:
-            return sys.stderr
+            return None
         self.logs.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
         # The server's stderr may quote what it was sent: its owner's only, like the bot's log.
-        path = self.logs / f"{self.name}.log"
-        return stack.enter_context(open(path, "a", encoding="utf-8", opener=private_opener))
+        handler = private_rotating_handler(self.logs / f"{self.name}.log")
+        stack.callback(handler.close)
+        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.addFilter(LogRedactor(self.redact))
+        server = f"mcp.{self.name}.stderr"
+
+        def write(line: str) -> None:
+            record = logging.LogRecord(server, logging.INFO, "", 0, "%s", (line,), None)
+            handler.handle(record)
+
+        return write
 
     async def _watch(self, session: ClientSession) -> None:
         """Return once the server stops answering a ping."""
@@ -159,18 +192,21 @@ class McpServer:
             await asyncio.wait_for(session.send_ping(), self.settings.timeout_seconds)
 
 
-async def _list_tools(session: ClientSession, timeout: float) -> list[ListedTool]:
+async def _list_tools(server: str, session: ClientSession, timeout: float) -> list[ListedTool]:
+    """Every page of the server's tools, bounded (docs/mcp.md, "Limits")."""
     from mcp_types import PaginatedRequestParams
 
     listed: list[ListedTool] = []
     cursor: str | None = None
-    while True:
+    for _ in range(PAGE_LIMIT):
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await asyncio.wait_for(session.list_tools(params=params), timeout)
-        listed.extend(page.tools)
+        listed, spent = bounded(server, [*listed, *page.tools])
         cursor = page.next_cursor
-        if not cursor:
+        if not cursor or spent:
             return listed
+    log.warning("MCP server %s: tools past page %d left out", server, PAGE_LIMIT)
+    return listed
 
 
 def _short(exc: BaseException) -> str:
@@ -184,9 +220,14 @@ def _short(exc: BaseException) -> str:
 class McpManager:
     """Every enabled server, started concurrently in the background; `close` stops them all."""
 
-    def __init__(self, settings: McpSettings, logs: Path | None = None) -> None:
+    def __init__(
+        self, settings: McpSettings, logs: Path | None = None, redact: Redactor | None = None
+    ) -> None:
+        """`redact` masks the servers' stderr in their logs; without it, only what the
+        servers are handed is."""
+        redact = redact if redact is not None else Redactor.from_mcp(settings)
         self.servers = {
-            name: McpServer(name, server, logs)
+            name: McpServer(name, server, logs, redact)
             for name, server in settings.servers.items()
             if server.enabled
         }

@@ -18,7 +18,7 @@ SETTLE_SECONDS = 30.0
 async def survey(config: Config, timeout: float = SETTLE_SECONDS) -> list[dict[str, Any]]:
     """Every configured server as data: name, transport, state, error and tools."""
     redact = Redactor.from_config(config)
-    manager = McpManager(config.mcp, config.home / "logs" / "mcp")
+    manager = McpManager(config.mcp, config.home / "logs" / "mcp", redact)
     manager.start(lambda server, listed: None)
     try:
         await manager.settled(timeout)

@@ -1,11 +1,16 @@
 """A real MCP server written with the SDK (its MCPServer, formerly FastMCP), for the tests.
 
     python -m tests.fakes.mcp_server stdio
-    python -m tests.fakes.mcp_server http PORT
+    python -m tests.fakes.mcp_server http PORT [json]
 
 Its tools: `lookup` (reads), `write_note` (writes a line to $MCP_NOTES), `leak` (returns the
 value of $MCP_SECRET, to prove redaction), `crash` (the process exits mid-call), `pid`,
-`fail`, `chart` (a PNG).
+`fail`, `chart` (a PNG). `json` answers each HTTP request with one JSON body, not a stream.
+
+With MCP_HOSTILE=1, a careless or hostile server's tools too: `big` (a result of `size`
+bytes), `credential` (the token of a request header, as an auth middleware reads it),
+`shout` (the secret and `size` bytes of noise on stderr) and `verbose` (a description of
+$MCP_DESCRIPTION_BYTES characters).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import sys
 import zlib
 from typing import Any
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 
 server = MCPServer("fake")
 
@@ -77,8 +82,43 @@ def _png() -> bytes:
     )
 
 
+def big(size: int) -> str:
+    """A result as large as asked."""
+    return "x" * size
+
+
+def credential(header: str, ctx: Context) -> str:
+    """The credential a request header carried (its value after the scheme)."""
+    value = (ctx.headers or {}).get(header.lower(), "")
+    return f"the server was sent {value.split()[-1] if value else 'nothing'}"
+
+
+def shout(size: int) -> str:
+    """Print the secret, then `size` bytes of noise, on stderr."""
+    print(f"starting with {os.environ.get('MCP_SECRET', '')}", file=sys.stderr)
+    line = "noise " * 170
+    for _ in range(size // (len(line) + 1)):
+        print(line, file=sys.stderr)
+    print(f"done with {os.environ.get('MCP_SECRET', '')}", file=sys.stderr, flush=True)
+    return "shouted"
+
+
+def verbose() -> str:
+    """Does little, says a lot."""
+    return "said"
+
+
+if os.environ.get("MCP_HOSTILE") == "1":
+    for hostile in (big, credential, shout):
+        server.tool()(hostile)
+    length = int(os.environ.get("MCP_DESCRIPTION_BYTES", "0"))
+    server.tool(description="a" * length or None)(verbose)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        json_response = sys.argv[3:] == ["json"]
+        port = int(sys.argv[2])
+        server.run("streamable-http", host="127.0.0.1", port=port, json_response=json_response)

@@ -1,0 +1,60 @@
+"""The HTTP client of a streamable HTTP server, with each answer bounded as it arrives: the
+SDK reads a JSON answer whole (`aread`), so the bound is on the body stream beneath it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx2
+
+from augure.mcp.limits import MESSAGE_LIMIT, too_large
+
+
+class AnswerTooLarge(httpx2.StreamError):
+    """A `StreamError`: the SDK answers the request with an error quoting it."""
+
+
+class BoundedStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+        self.inner, self.limit = inner, limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        received = 0
+        async for chunk in self.inner:
+            received += len(chunk)
+            if received > self.limit:
+                raise AnswerTooLarge(too_large())
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """Each body over `limit` bytes fails while read. An event stream is left whole: it may
+    stay open for the session, and the SDK bounds each of its events (`max_sse_event_size`)."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, limit: int) -> None:
+        self.inner, self.limit = inner, limit
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if kind != "text/event-stream":
+            assert isinstance(response.stream, httpx2.AsyncByteStream)
+            response.stream = BoundedStream(response.stream, self.limit)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def http_client(headers: dict[str, str]) -> httpx2.AsyncClient:
+    """As the SDK's `create_mcp_http_client`, over a bounded transport."""
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+    return httpx2.AsyncClient(
+        headers=headers,
+        timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+        transport=BoundedTransport(httpx2.AsyncHTTPTransport(), MESSAGE_LIMIT),
+    )

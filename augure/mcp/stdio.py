@@ -1,0 +1,199 @@
+"""A stdio server's pipes, read with a bound: the SDK's own stdio client keeps a line until
+its end, however long, so one 10 MB answer held the bot at 180 MB (docs/mcp.md, "Limits").
+
+Here each stdout line is kept up to `MESSAGE_LIMIT` bytes; a longer one is dropped as it
+arrives and its request answered with an error naming the limit. Stderr lines go, redacted,
+to the server's rotated log file."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from augure.mcp.limits import MESSAGE_LIMIT, too_large
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.shared.message import SessionMessage
+
+log = logging.getLogger(__name__)
+
+# A log line longer than this is noted, not written (a secret cut in two would not match).
+STDERR_LINE_LIMIT = 64 * 1024
+# What is kept of a dropped answer to find the request it answers.
+HEAD_BYTES, TAIL_BYTES = 4096, 512
+# The server's time to exit once its stdin is closed, then after SIGTERM (as the SDK does).
+EXIT_SECONDS = 2.0
+_ID = rb'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+# Where JSON-RPC answers put their id: first (`{"jsonrpc":"2.0","id":7,...`, the Python SDK)
+# or last (`...,"jsonrpc":"2.0","id":7}`, the TypeScript SDK).
+ID_FIRST = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID)
+ID_LAST = re.compile(rb'"id"\s*:\s*' + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*\Z')
+
+StderrSink = Callable[[str], None]
+
+
+@dataclass
+class Overflow:
+    """A line over the limit: its first and last bytes and its length, never all of it."""
+
+    head: bytes
+    tail: bytes
+    size: int
+
+    def request_id(self) -> int | str | None:
+        match = ID_FIRST.search(self.head) or ID_LAST.search(self.tail)
+        if match is None:
+            return None
+        value = match.group(1)
+        return int(value) if value[:1] != b'"' else value[1:-1].decode("utf-8", "replace")
+
+
+async def lines(stream: ByteReceiveStream, limit: int) -> AsyncIterator[bytes | Overflow]:
+    """Each newline-ended line of `stream`, or an `Overflow` for one over `limit` bytes; at
+    most `limit` bytes and one chunk are held at any time."""
+    buffer = bytearray()
+    overflow: Overflow | None = None
+    with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        async for chunk in stream:
+            start = 0
+            while start <= len(chunk):
+                end = chunk.find(b"\n", start)
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                if overflow is not None:
+                    overflow.size += len(piece)
+                    overflow.tail = (overflow.tail + piece)[-TAIL_BYTES:]
+                else:
+                    buffer += piece
+                    if len(buffer) > limit:
+                        overflow = Overflow(
+                            bytes(buffer[:HEAD_BYTES]), bytes(buffer[-TAIL_BYTES:]), len(buffer)
+                        )
+                        buffer = bytearray()
+                if end < 0:
+                    break
+                yield overflow if overflow is not None else bytes(buffer)
+                buffer, overflow = bytearray(), None
+                start = end + 1
+    if buffer:
+        yield bytes(buffer)
+
+
+@asynccontextmanager
+async def stdio_transport(
+    command: str, args: list[str], env: dict[str, str], stderr: StderrSink | None
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[Any]]
+]:
+    """The server's process and the two streams a `ClientSession` talks through. Without a
+    `stderr` sink the server's stderr is the bot's."""
+    from mcp.client.stdio import get_default_environment
+    from mcp.shared.message import SessionMessage
+
+    process = await anyio.open_process(
+        [command, *args],
+        env=get_default_environment() | env,
+        stderr=subprocess.PIPE if stderr is not None else None,
+        start_new_session=True,  # its own group: stopping it stops what it started
+    )
+    inbound_writer, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    outbound, outbound_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        async with inbound_writer:
+            async for line in lines(process.stdout, MESSAGE_LIMIT):
+                message = _answer(line)
+                if message is None:
+                    return  # an answer to no known request: the connection is dropped
+                try:
+                    await inbound_writer.send(message)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+
+    async def write_stdin() -> None:
+        assert process.stdin is not None
+        try:
+            async with outbound_reader:
+                async for message in outbound_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((data + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await inbound_writer.aclose()  # the calls waiting for an answer learn at once
+
+    async def copy_stderr() -> None:
+        assert process.stderr is not None and stderr is not None
+        async for line in lines(process.stderr, STDERR_LINE_LIMIT):
+            if isinstance(line, Overflow):
+                stderr(f"(a line of {line.size} bytes is left out)")
+            else:
+                stderr(line.decode("utf-8", "replace").rstrip("\r"))
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read_stdout)
+        tasks.start_soon(write_stdin)
+        if stderr is not None:
+            tasks.start_soon(copy_stderr)
+        try:
+            yield inbound, outbound
+        finally:
+            # Stopping must end even when the caller is cancelled, or the process would leak.
+            with anyio.CancelScope(shield=True):
+                await outbound.aclose()
+                await _stop(process)
+                await inbound.aclose()
+            tasks.cancel_scope.cancel()
+
+
+def _answer(line: bytes | Overflow) -> SessionMessage | Exception | None:
+    """The message a line carries; for a line over the limit, an error answering its
+    request, or None when it names none."""
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    if isinstance(line, Overflow):
+        request = line.request_id()
+        log.warning(
+            "MCP server sent a message of over %d bytes (request %s); dropped",
+            MESSAGE_LIMIT,
+            request,
+        )
+        if request is None:
+            return None
+        error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=too_large())
+        return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request, error=error))
+    try:
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc  # the session reports it, as with the SDK's own transport
+
+
+async def _stop(process: Process) -> None:
+    """Close its stdin, wait, then SIGTERM and SIGKILL its whole group."""
+    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        assert process.stdin is not None
+        await process.stdin.aclose()
+    for stop in (None, signal.SIGTERM, signal.SIGKILL):
+        if stop is not None:
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, stop)
+        # Polled, not waited: `wait` also waits for the pipes, which a child may still hold.
+        with anyio.move_on_after(EXIT_SECONDS):
+            while process.returncode is None:
+                await anyio.sleep(0.01)
+        if process.returncode is not None:
+            break
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await pipe.aclose()
