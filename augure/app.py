@@ -44,7 +44,7 @@ from augure.tools.extras import available
 from augure.tools.files import files
 from augure.tools.github import github
 from augure.tools.http import http_tool
-from augure.tools.memory_tools import memory_read, memory_write
+from augure.tools.memory_tools import memory_read, memory_write_for
 from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.sandbox_exec import opencode, sandbox_exec
@@ -61,11 +61,11 @@ class FileNotifier(Notifier, Protocol):
     async def deliver(self, chat_id: str, artifact: Artifact) -> None: ...
 
 
-def builtin_tools() -> list[Tool]:
+def builtin_tools(config: Config) -> list[Tool]:
     return [
         datetime_tool,
         memory_read,
-        memory_write,
+        memory_write_for(config),
         schedule,
         files,
         web_search,
@@ -85,7 +85,7 @@ def build_registry(config: Config, extra: Sequence[Tool] = ()) -> ToolRegistry:
     registry = ToolRegistry()
     code = [execute_code] if config.code_mode.enabled else []
     listed: dict[str, Tool] = {}
-    for tool in [*builtin_tools(), *code, *extra]:
+    for tool in [*builtin_tools(config), *code, *extra]:
         if listed.get(tool.name) is tool:
             continue  # the same tool named twice (a deployment listing a built-in)
         listed[tool.name] = tool

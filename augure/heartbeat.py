@@ -33,6 +33,11 @@ briefly; that answer is sent to them.
 
 """
 _HOURS = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
+# What a checklist may hold that asks nothing: an HTML comment (one left open runs to the
+# end, as in CommonMark), and lines that are only a heading, a list mark with or without an
+# empty box, a thematic break (`---`) or a setext underline (`===`).
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_NO_ITEM = re.compile(r"#{1,6}(?:\s.*)?|(?:[-*+]|\d{1,9}[.)])(?:\s*\[[ xX]?\])?|[-*_=\s]*")
 
 
 class HeartbeatConfig(BaseModel):
@@ -106,10 +111,14 @@ class Heartbeat:
         return now >= start or now <= end  # wraps past midnight
 
     def tasks(self) -> str:
+        """The checklist, or "" when it has no item to check (missing, empty, or only
+        headings, comments and empty items): such a beat costs no model call."""
         try:
-            return self.checklist.read_text(encoding="utf-8").strip()
+            text = self.checklist.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
             return ""
+        lines = _COMMENT.sub("", text).splitlines()
+        return text if any(not _NO_ITEM.fullmatch(line.strip()) for line in lines) else ""
 
     async def beat(self) -> Beat:
         outcome = await self._beat()

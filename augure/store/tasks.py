@@ -126,14 +126,21 @@ class Tasks:
         return changed.rowcount == 1
 
     async def list(
-        self, limit: int = 20, offset: int = 0, status: Status | None = None
+        self,
+        limit: int = 20,
+        offset: int = 0,
+        status: Status | None = None,
+        chat_id: str | None = None,
     ) -> builtins.list[TaskRow]:
-        """Newest first; running ones first among them when no status is asked for."""
-        where, params = ("WHERE status = ?", [status]) if status else ("", [])
+        """Newest first; running ones first among them when no status is asked for. With
+        `chat_id`, only that chat's tasks."""
+        asked = {"status": status, "chat_id": chat_id}
+        chosen = {column: value for column, value in asked.items() if value is not None}
+        where = " AND ".join(f"{column} = ?" for column in chosen)
         rows = await self.db.fetchall(
-            f"SELECT * FROM tasks {where} "
+            f"SELECT * FROM tasks {'WHERE ' + where if where else ''} "
             "ORDER BY status != 'running', created_at DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
+            (*chosen.values(), limit, offset),
         )
         return [_row(row) for row in rows]
 

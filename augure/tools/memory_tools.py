@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import dataclasses
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from augure.approval import canonical
-from augure.memory.store import MemoryPathError
-from augure.tools.base import RunContext, ToolResult, tool
+from augure.memory.store import MemoryPathError, MemoryStore
+from augure.tools.base import Egress, RunContext, Tool, ToolResult, tool
+
+if TYPE_CHECKING:
+    from augure.config import Config
 
 # Enough lines to answer a question, few enough not to flood the model's context.
 MAX_MATCHES = 50
@@ -59,6 +65,32 @@ async def memory_write(
     except MemoryPathError as exc:
         return ToolResult.error(str(exc))
     return ToolResult.ok(f"Saved {path} ({len(content.encode())} bytes).")
+
+
+def memory_write_for(config: Config) -> Tool:
+    """`memory_write` as `config` runs it: a write landing on the heartbeat checklist asks the
+    owner first. Every heartbeat runs that file as the owner's standing instructions, so one
+    prompt injection written there unasked would run again at every beat (docs/security.md);
+    other memory files stay unasked."""
+    memory = MemoryStore(config.memory_dir)
+    checklist = config.memory_dir / config.heartbeat.checklist
+
+    def classify(params: Any) -> Egress:
+        return Egress.WRITE if _lands_on(params.path, memory, checklist) else Egress.NONE
+
+    return dataclasses.replace(memory_write, classify=classify)
+
+
+def _lands_on(path: str, memory: MemoryStore, file: Path) -> bool:
+    # Spelled as the file (`./heartbeat.md`, `sub/../heartbeat.md`, `heartbeat.md/`) asks even
+    # when the store would refuse that spelling: what the store accepts may change.
+    spelled = os.path.normpath(memory.root / path.strip().replace("\\", "/"))
+    if spelled == os.path.normpath(file):
+        return True
+    try:
+        return memory.resolve(path).resolve() == file.resolve()  # through a link, too
+    except (MemoryPathError, OSError, RuntimeError):  # RuntimeError: a link loop
+        return False  # the store cannot place it: the write itself is refused
 
 
 def _search(ctx: RunContext, query: str, path: str | None) -> ToolResult:

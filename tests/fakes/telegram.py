@@ -316,14 +316,22 @@ class FakeTelegram:
         return copy.deepcopy(message)
 
     def press_button(
-        self, user_id: int, message_id: int, data: str, *, chat_id: int | None = None
+        self,
+        user_id: int,
+        message_id: int,
+        data: str,
+        *,
+        chat_id: int | None = None,
+        forged: bool = False,
     ) -> str:
+        """A press on one of a bot message's buttons. ``forged`` sends ``data`` whether or not
+        the message holds such a button: the Bot API warns that a modified client can."""
         cid = user_id if chat_id is None else chat_id
         stored = self._messages.get(cid, {}).get(message_id)
         if stored is None or not stored.from_bot:
             raise LookupError(f"no bot message {message_id} in chat {cid}")
         rows = (stored.message.get("reply_markup") or {}).get("inline_keyboard", [])
-        if data not in [b.get("callback_data") for row in rows for b in row]:
+        if not forged and data not in [b.get("callback_data") for row in rows for b in row]:
             raise LookupError(f"message {message_id} has no button with callback_data {data!r}")
         query_id = str(4_000_000_000_000 + len(self._callbacks) + 1)
         self._callbacks[query_id] = False

@@ -34,6 +34,8 @@ from augure.channels.telegram.channel import TelegramChannel
 from augure.channels.telegram.commands import (
     COMMANDS,
     HELP,
+    OWNER_ONLY,
+    in_owners_private_chat,
     jobs_report,
     memory_report,
     status_report,
@@ -144,19 +146,19 @@ class TelegramBot:
         app.add_handler(CommandHandler("start", self._start))
         app.add_handler(CommandHandler("help", self._help))
         app.add_handler(CommandHandler("new", self._new))
-        app.add_handler(CommandHandler("status", self._status))
-        app.add_handler(CommandHandler("approvals", self._approvals))
-        app.add_handler(CommandHandler("jobs", self._jobs))
-        app.add_handler(CommandHandler("pause", self._pause))
-        app.add_handler(CommandHandler("resume", self._resume))
-        app.add_handler(CommandHandler("skills", self._skills))
+        app.add_handler(self._for_owner("status", self._status))
+        app.add_handler(self._for_owner("approvals", self._approvals))
+        app.add_handler(self._for_owner("jobs", self._jobs))
+        app.add_handler(self._for_owner("pause", self._pause))
+        app.add_handler(self._for_owner("resume", self._resume))
+        app.add_handler(self._for_owner("skills", self._skills))
         app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
-        app.add_handler(CommandHandler("usage", self._usage))
-        app.add_handler(CommandHandler("memory", self._memory))
+        app.add_handler(self._for_owner("usage", self._usage))
+        app.add_handler(self._for_owner("memory", self._memory))
         app.add_handler(CommandHandler("persona", self._persona))
-        app.add_handler(CommandHandler("tasks", self._tasks))
+        app.add_handler(self._for_owner("tasks", self._tasks))
         app.add_handler(CallbackQueryHandler(self._task_button, pattern=f"^{TASK}"))
-        app.add_handler(CommandHandler("dashboard", self._dashboard))
+        app.add_handler(self._for_owner("dashboard", self._dashboard))
         app.add_handler(CallbackQueryHandler(self._persona_button, pattern=f"^{PERSONA}"))
         app.add_handler(MessageHandler(filters.COMMAND, self._help))
         ordered = self._in_order
@@ -217,6 +219,18 @@ class TelegramBot:
             await self.application.bot.set_my_commands(commands)
         except Exception as exc:  # the menu is a convenience; the bot works without it
             log.warning("setMyCommands failed: %s", exc)
+
+    def _for_owner(self, command: str, handler: Handler) -> CommandHandler[Any, None]:
+        """A command that shows the owner's data or changes the owner's set-up: answered in
+        the owner's private chat only, elsewhere by one line saying so (docs/security.md)."""
+
+        async def guarded(update: Update, context: Context) -> None:
+            if in_owners_private_chat(update, self.core.config.owner_chat):
+                await handler(update, context)
+            else:
+                await self._say(update, OWNER_ONLY.format(command=command))
+
+        return CommandHandler(command, guarded)
 
     def _in_order(self, handler: Handler) -> Handler:
         """Messages of one chat are handled one at a time in arrival order: the lock is taken

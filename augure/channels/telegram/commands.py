@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 from zoneinfo import ZoneInfo
 
+from telegram import Update
+from telegram.constants import ChatType
+
 from augure import __version__
 from augure.app import Core
 from augure.limits import describe
@@ -28,6 +31,10 @@ COMMANDS = {
     "dashboard": "A one-time login link to the web dashboard",
 }
 
+# What an owner command answers outside the owner's private chat: in a group everybody there
+# would read the answer, and another allowed user is not the owner (docs/security.md).
+OWNER_ONLY = "I answer /{command} only in our private chat, and only for my owner."
+
 HELP = """I am your personal assistant. Write to me in plain language.
 
 /new — start a fresh conversation (memory files are kept)
@@ -45,6 +52,19 @@ In a group, mention me or reply to me.
 /help — this message
 
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
+
+
+def in_owners_private_chat(update: Update, owner_chat: str | None) -> bool:
+    """Sent by the owner in their private chat with the bot (whose id is the owner's)."""
+    chat, user = update.effective_chat, update.effective_user
+    return (
+        owner_chat is not None
+        and chat is not None
+        and chat.type == ChatType.PRIVATE
+        and str(chat.id) == owner_chat
+        and user is not None
+        and str(user.id) == owner_chat
+    )
 
 
 async def status_report(core: Core) -> str:

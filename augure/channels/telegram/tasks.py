@@ -1,4 +1,4 @@
-"""/tasks: background tasks with a Cancel button each for the running ones (SPEC §8)."""
+"""/tasks: this chat's background tasks, with a Cancel button each for the running ones."""
 
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ PREFIX = "tc:"  # callback data of the Cancel buttons
 LISTED = 15
 EXCERPT = 60
 NOT_OWNER = "Only the owner can cancel background tasks."
+NOT_HERE = "There is no task {task_id} in this chat."
 
 
 async def tasks_command(core: Core, delivery: Delivery, chat_id: int) -> None:
     assert core.tasks is not None, "the core always builds the task manager"
-    rows = await core.tasks.tasks.list(limit=LISTED)
+    # A chat's background results are that chat's: another chat's work is never listed here.
+    rows = await core.tasks.tasks.list(limit=LISTED, chat_id=str(chat_id))
     lines = ["<b>Background tasks</b>"]
     shown = (line(row, limit=EXCERPT) for row in rows)
     lines += [f"• {html.escape(text)}" for text in shown] or ["none"]
@@ -39,5 +41,12 @@ async def on_cancel_button(core: Core, update: Update, context: ContextTypes.DEF
         await query.answer(NOT_OWNER, show_alert=True)
         return
     assert core.tasks is not None
-    said = await core.tasks.cancel(query.data.removeprefix(PREFIX))
-    await query.answer(said)
+    task_id = query.data.removeprefix(PREFIX)
+    # A modified client can send any callback data: the press counts only for a task of the
+    # chat the button is in, which is the only kind its listing ever offers.
+    row = await core.tasks.tasks.get(task_id)
+    where = query.message.chat.id if query.message is not None else None
+    if row is None or row.chat_id != str(where):
+        await query.answer(NOT_HERE.format(task_id=task_id), show_alert=True)
+        return
+    await query.answer(await core.tasks.cancel(task_id))
