@@ -28,11 +28,7 @@ def task_tools(manager: TaskManager) -> list[Tool]:
             if row is None or (ctx.chat_id is not None and row.chat_id != ctx.chat_id):
                 return ToolResult.error(f"there is no task {id}")
             return ToolResult.ok(detail(row), source=relayed_source("task_status", _sources([row])))
-        rows = [
-            row
-            for row in await manager.tasks.list(limit=LISTED * 4)
-            if ctx.chat_id is None or row.chat_id == ctx.chat_id
-        ][:LISTED]
+        rows = await manager.tasks.list(limit=LISTED, chat_id=ctx.chat_id)
         if not rows:
             return ToolResult.ok("No background tasks.")
         listing = "\n".join(line(row) for row in rows)

@@ -111,6 +111,9 @@ def _inbox(home: Path, workspace: Path) -> Path | None:
     timeout=TOOL_TIMEOUT,
     mode="stateful",  # its latest output line is its progress
     background=True,
+    # With `[sandbox] network` on its output may be any server's answer: a history summary
+    # of it stays marked (the result itself carries its source, see `_run`).
+    relays=True,
 )
 async def sandbox_exec(
     ctx: RunContext,
@@ -163,6 +166,7 @@ def _opencode_args(config: Config) -> list[str]:
     timeout=TOOL_TIMEOUT,
     mode="stateful",
     background=True,
+    relays=True,  # as sandbox_exec: it may pass on what it fetched
 )
 async def opencode(
     ctx: RunContext,

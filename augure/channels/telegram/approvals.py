@@ -130,6 +130,9 @@ async def on_button(core: Core, update: Update, context: ContextTypes.DEFAULT_TY
     assert query is not None and query.data is not None and query.from_user is not None
     kind, _, rest = query.data.partition(":")
     if kind == "rv":
+        if str(query.from_user.id) != core.config.owner_chat:
+            await query.answer("Only the owner can revoke a rule.", show_alert=True)
+            return
         revoked = rest.isdigit() and await core.audit.revoke_rule(int(rest))
         await query.answer("Rule revoked." if revoked else "That rule no longer exists.")
         return
