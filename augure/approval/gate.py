@@ -142,8 +142,11 @@ class ApprovalGate:
         self._pending[request.id] = future
         self._ensure_watcher()
         shown: dict[Approver, dict[str, Any] | None] = {}
+        # Shielded: a call cancelled while its request is being sent still learns where the
+        # request went, so its buttons can be taken away.
+        presenting = asyncio.ensure_future(self._present(request))
         try:
-            shown = await self._present(request)
+            shown = await asyncio.shield(presenting)
             # Each approver's reference by its name: a later start concludes every message.
             refs = {approver.name: ref for approver, ref in shown.items()}
             await self.audit.set_approval_ref(request.id, {"shown": refs})
@@ -162,6 +165,7 @@ class ApprovalGate:
             verdict = Verdict(Decision.REJECTED, "cancelled", "cancelled")
             with contextlib.suppress(Exception):
                 await self.audit.decide(request.id, verdict.decision, verdict.by, verdict.reason)
+                shown = shown or await presenting
                 await asyncio.gather(
                     *(self._conclude(a, ref, request.tool, verdict) for a, ref in shown.items())
                 )

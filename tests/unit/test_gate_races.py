@@ -4,6 +4,7 @@ one of them wins, and what the caller is told is what was recorded."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -82,4 +83,39 @@ async def test_nobody_to_ask_is_a_rejection(tmp_path: Path) -> None:
     audit = Audit(store)
     verdict = await ApprovalGate(audit, 5).request(await pending_request(audit))
     assert verdict.decision is Decision.REJECTED and not verdict.approved
+    await store.close()
+
+
+class SlowOwner(Owner):
+    """Sending the request takes a while (a slow network to Telegram)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
+        self.sent.set()
+        await self.release.wait()
+        return await super().present(request, decide)
+
+
+async def test_a_call_cancelled_while_its_request_is_sent_still_takes_the_buttons_away(
+    tmp_path: Path,
+) -> None:
+    store = await Store.open(tmp_path / "state.db")
+    audit = Audit(store)
+    owner = SlowOwner()
+    gate = ApprovalGate(audit, 30, [owner])
+    request = await pending_request(audit)
+    asking = asyncio.create_task(gate.request(request))
+    await owner.sent.wait()
+    asking.cancel()  # a background task cancelled by the owner, mid-send
+    await asyncio.sleep(0.01)
+    owner.release.set()  # the message arrives in the chat after all
+    with contextlib.suppress(asyncio.CancelledError):
+        await asking
+    assert owner.concluded == [(request.id, Decision.REJECTED)]
+    recorded = await audit.get(request.id)
+    assert recorded is not None and recorded["approval_status"] == "rejected"
     await store.close()
