@@ -147,7 +147,11 @@ class Core:
         async def announce(report: Report) -> None:
             chat_id = report.chat_id
             reply = await agent.handle(
-                chat_id, report.content, origin=report.chain, tools=report.tools
+                chat_id,
+                report.content,
+                origin=report.chain,
+                tools=report.tools,
+                asked_from=report.source,
             )
             if notifier is not None:
                 await notifier.send(chat_id, reply.text)

@@ -10,6 +10,7 @@ the owner gave in this chat. docs/security.md ("Who asked") walks through every 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -38,6 +39,49 @@ class Grants:
         return len(self._allowed)
 
 
+class Reading:
+    """What one unit of work (a turn, with its background work, snippets and subagents) has
+    read: the outside sources, from the results' provenance, and the texts a link may be
+    taken from verbatim. Live and shared like `Grants`: a page read by one call taints the
+    next call of the same unit (docs/security.md, "No leak after outside content")."""
+
+    def __init__(self, owner: Iterable[str] = (), sources: Iterable[str] = ()) -> None:
+        self.owner = list(owner)  # what the owner wrote: their links are their own choice
+        self.sources: set[str] = set(sources)  # outside sources read so far
+        self.trusted: list[str] = []  # results with no outside content
+        self.outside: list[tuple[str, str]] = []  # results from outside, with their source
+        self.fetches = 0  # fetches to hosts named only in outside content
+
+    @property
+    def tainted(self) -> bool:
+        return bool(self.sources)
+
+    def read(self, text: str, source: str | None) -> None:
+        """A result this unit received, with its provenance."""
+        if source is None:
+            self.trusted.append(text)
+        else:
+            self.sources.add(source)
+            self.outside.append((text, source))
+
+    def chosen_by_owner(self, text: str) -> bool:
+        return any(text in said for said in self.owner)
+
+    def given(self, text: str) -> bool:
+        """Found verbatim in what the owner wrote or in a result of this unit."""
+        seen = (*self.owner, *self.trusted, *(found for found, _ in self.outside))
+        return any(text in one for one in seen)
+
+    def listed(self, text: str, source: str) -> bool:
+        """Found verbatim in a result from `source` (a search listing)."""
+        return any(text in found for found, where in self.outside if where == source)
+
+    def named_outside_only(self, host: str) -> bool:
+        """A host that only outside content names (not the owner, not a trusted result)."""
+        named = re.compile(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", re.IGNORECASE)
+        return not any(named.search(seen) for seen in (*self.owner, *self.trusted))
+
+
 @dataclass(frozen=True)
 class Caller:
     # The origin chain, first link first: who started the work, then each hand it passed to.
@@ -51,6 +95,8 @@ class Caller:
     parent: str | None = None
     # Approvals in force for this chat (`Allow in this chat`); None where no owner chats.
     grants: Grants | None = field(default=None, compare=False)
+    # What this unit of work has read; None where the owner types every call (the CLI).
+    reading: Reading | None = field(default=None, compare=False)
 
     @classmethod
     def of(
@@ -61,11 +107,12 @@ class Caller:
         turn_id: str | None = None,
         allowed_tools: Collection[str] | None = None,
         grants: Grants | None = None,
+        reading: Reading | None = None,
     ) -> Caller:
         """A caller from a chain given as links or as its `a>b` spelling."""
         links = origin.split(SEPARATOR) if isinstance(origin, str) else tuple(origin)
         allowed = frozenset(allowed_tools) if allowed_tools is not None else None
-        return cls(tuple(links), chat_id, turn_id, allowed, grants=grants)
+        return cls(tuple(links), chat_id, turn_id, allowed, grants=grants, reading=reading)
 
     @property
     def origin(self) -> str:

@@ -115,6 +115,10 @@ class TelegramConfig(_Section):
 class ApprovalConfig(_Section):
     enabled: bool = True
     timeout_seconds: float = Field(default=120.0, gt=0)
+    # After outside content was read: ask before a fetch that could carry data out
+    # (docs/security.md, "No leak after outside content"). "off": the old behaviour.
+    after_untrusted: Literal["ask", "off"] = "ask"
+    untrusted_fetches: int = Field(default=3, ge=0)
 
 
 class MemoryConfig(_Section):

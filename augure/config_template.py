@@ -58,6 +58,10 @@ DESCRIPTIONS: dict[str, str] = {
     "approval": "Approval of write and high-risk tool calls.",
     "approval.enabled": "false only in a trusted lab: writes then run without asking",
     "approval.timeout_seconds": "no answer in time = rejected",
+    "approval.after_untrusted": "ask: after outside content, a fetch whose URL the model "
+    "composed asks first; off: never",
+    "approval.untrusted_fetches": "links to sites only outside content named, followed "
+    "unasked per turn",
     "memory": "Markdown memory files.",
     "memory.path": "folder; unset = $AUGURE_HOME/memory",
     "memory.max_prompt_tokens": "how much memory goes into the system prompt",
@@ -141,6 +145,8 @@ DESCRIPTIONS: dict[str, str] = {
     "mcp.servers.*.enabled": "false: not started",
     "mcp.servers.*.deferred": "list the tools by name; schemas sent after load_tools",
     "mcp.servers.*.read_only_tools": "tools that only read; every other tool asks first",
+    "mcp.servers.*.network_tools": "tools that send their arguments over the network: "
+    "after outside content, composed arguments ask first",
     "mcp.servers.*.timeout_seconds": "seconds per call and for the start",
     "agents": "Subagents the task tool runs, each in a fresh context: [agents.NAME].",
     "agents.default": "agent of a task call naming none; unset = the first one listed",

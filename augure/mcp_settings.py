@@ -24,6 +24,9 @@ class McpServerSettings(BaseModel):
     enabled: bool = True
     deferred: bool = False
     read_only_tools: list[str] = []
+    # Tools that reach the network with what they are given (a fetcher, a search): after
+    # outside content, arguments the model composed ask first (docs/security.md).
+    network_tools: list[str] = []
     timeout_seconds: float = Field(default=60.0, gt=0)
 
     @model_validator(mode="after")

@@ -12,8 +12,7 @@ from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel
 from augure.llm import LLMError
 from augure.store.db import Store
-from augure.tools.executor import outside_sources
-from augure.tools.registry import ToolRegistry
+from augure.tools.registry import ToolRegistry, outside_sources
 from augure.tools.result import wrap_untrusted
 
 log = logging.getLogger(__name__)

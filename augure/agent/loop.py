@@ -14,6 +14,7 @@ from augure.agent import history
 from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt
 from augure.agent.dispatch import Dispatch
+from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnStream
 from augure.caller import Caller, Grants
@@ -70,15 +71,19 @@ class Agent:
         stream: TurnStream | None = None,
         tools: Collection[str] | None = None,
         turn_id: str | None = None,
+        asked_from: str | None = None,
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
         `origin` is the turn's origin chain (`job`, `chat>background`, `job>skill:ID`);
-        `tools` limits the turn to those tools (a skill's declared ones). A caller that
+        `tools` limits the turn to those tools (a skill's declared ones); `asked_from` names
+        the outside source of `content` when it is not the owner's words. A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
         then a restart finds the reply stored and unsent."""
         allowed = frozenset(tools) if tools is not None else None
         caller = Caller.of(origin, chat_id=chat_id, allowed_tools=allowed)
-        turn = Turn(turn_id or new_id(), chat_id, caller, awaits_delivery=turn_id is not None)
+        turn = Turn(
+            turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from=asked_from
+        )
         async with self._locks[chat_id]:
             try:
                 return await self._turn(turn, content, stream, allowed)
@@ -194,7 +199,8 @@ class Agent:
         # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
         chatting = turn.caller.started_by == "chat"
         grants = self._grants[turn.chat_id] if chatting else None
-        caller = dataclasses.replace(turn.caller, turn_id=turn.id, grants=grants)
+        reading = reading_of(conversation, self.registry, turn.asked_from)
+        caller = dataclasses.replace(turn.caller, turn_id=turn.id, grants=grants, reading=reading)
         ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
         schemas = self._schemas(loaded, allowed)
         return TurnState(

@@ -57,6 +57,7 @@ class Turn:
     chat_id: str
     caller: Caller  # who the turn works for; its calls extend this
     awaits_delivery: bool
+    asked_from: str | None = None  # the message is outside content from this source
 
     @property
     def origin(self) -> str:

@@ -87,8 +87,27 @@ def adapt(server: McpServer, listed: ListedTool) -> McpTool:
         deferred=settings.deferred,
         timeout=settings.timeout_seconds,
         target=lambda _params: f"mcp.{server.name}.{listed.name}",
+        leaves=_strings if listed.name in settings.network_tools else None,
         schema=_object_schema(listed.input_schema),
     )
+
+
+def _strings(params: Any) -> list[str]:
+    """Every text a network-reading tool is given: any of them may travel in its request."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(params.model_dump())
+    return found or [""]  # no text at all: still a request the model chose to make
 
 
 def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -154,6 +154,10 @@ class Tool:
     # Output may pass on another tool's outside content (a saved output, a snippet's or a
     # skill's result): whatever is derived from it stays marked (e.g. a history summary).
     relays: bool = False
+    # What a read-only call sends out to a place, from validated arguments: a URL, typed
+    # text; "" for a step on a page it is on (a click). After outside content these are
+    # checked for data the model composed (augure/tools/leaks.py).
+    leaves: Callable[[Any], list[str]] | None = None
     # Listed by name only; its schema is sent once the model asks for it with load_tools.
     deferred: bool = False
     timeout: float = 60.0
@@ -221,6 +225,9 @@ class Tool:
 
     def target_for(self, params: BaseModel) -> str | None:
         return self.target(params) if self.target else None
+
+    def leaving(self, params: BaseModel) -> list[str]:
+        return self.leaves(params) if self.leaves else []
 
     def aliases_for(self, params: BaseModel, config: Config) -> list[str]:
         return self.aliases(params, config) if self.aliases else []

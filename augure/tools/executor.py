@@ -1,6 +1,7 @@
 """The one door to every tool call: a pipeline of named steps over one `Call`.
 
-    parse ▶ validate ▶ scope ▶ release ▶ limits ▶ policy ▶ approval ▶ run ▶ redact ▶ record ▶ guard
+    parse ▶ validate ▶ scope ▶ release ▶ limits ▶ egress ▶ policy ▶ approval ▶ run ▶ redact ▶ read
+    ▶ record ▶ guard
 
 The gates (parse … approval) may end a call with a result of their own; `run` invokes the
 tool; the finishing steps (redact … guard) turn its result into what the caller gets. Chat
@@ -32,7 +33,7 @@ from augure.limits import Limits
 from augure.progress import Outcome, Progress, clean_line
 from augure.secrets import Redactor
 from augure.store.audit import Audit, Rule
-from augure.tools import outputs
+from augure.tools import leaks, outputs
 from augure.tools.base import RunContext, Tool
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Cut, ErrorKind, Status, ToolResult
@@ -67,6 +68,8 @@ class Call:
     profile_asks: bool = False  # a profile requires approval (it can add it, never remove)
     reserved: tuple[int, ...] = ()  # limit counts taken; given back if the call does not run
     granted: bool = False  # allowed by `Allow in this chat` for this caller's chat
+    # Could carry data out after outside content: why it asks, as the request shows it.
+    leak: dict[str, Any] | None = None
 
     @property
     def the_tool(self) -> Tool:
@@ -114,10 +117,11 @@ class Executor:
             self.scope,
             self.release,
             self.limits_step,
+            self.egress,
             self.policy,
             self.approval,
         )
-        self.finishing: tuple[Finish, ...] = (self.redact, self.record, self.guard)
+        self.finishing: tuple[Finish, ...] = (self.redact, self.read, self.record, self.guard)
         # Where long calls show how they are doing (SPEC §8); None: nowhere.
         self.progress = progress
 
@@ -255,14 +259,27 @@ class Executor:
         )
         return ToolResult.refused(admission.refusal)
 
+    async def egress(self, call: Call) -> ToolResult | None:
+        """After outside content, a fetch whose URL the model composed (or one too many to a
+        site only outside content named) asks the owner, whatever its egress class."""
+        reading = call.ctx.caller.reading
+        leaving = call.the_tool.leaving(call.params)
+        if leaving and reading is not None and self.config.approval.enabled:
+            ask = leaks.assess(reading, leaving, self.config.approval)
+            # Frozen now: what the unit reads meanwhile must not change what was shown.
+            call.leak = ask.shown(reading) if ask is not None else None
+        return None
+
     async def policy(self, call: Call) -> ToolResult | None:
         """The owner's rules on the call's target (every spelling of it) and what a request
         would show; the decision so far goes into the audit record."""
         tool, params = call.the_tool, call.params
         call.asking = (
-            tool.needs_approval(params) and self.config.approval.enabled
-        ) or call.profile_asks
-        call.shown, call.target = self.redactor.value(call.args), tool.target_for(params)
+            (tool.needs_approval(params) and self.config.approval.enabled)
+            or call.profile_asks
+            or call.leak is not None
+        )
+        call.shown, call.target = self._shown(call), tool.target_for(params)
         aliases = tool.aliases_for(params, self.config)
         rules = await self.audit.rules()
         call.rule = verdict(rules, call.target, aliases)
@@ -415,6 +432,13 @@ class Executor:
     async def redact(self, call: Call, result: ToolResult) -> ToolResult:
         return result.with_content(self.redactor(result.content))
 
+    async def read(self, call: Call, result: ToolResult) -> ToolResult:
+        """What this unit of work has now read, and from where (its taint)."""
+        reading = call.ctx.caller.reading
+        if reading is not None:
+            reading.read(result.content, result.source)
+        return result
+
     async def record(self, call: Call, result: ToolResult) -> ToolResult:
         await self.audit.finished(
             call.invocation,
@@ -446,8 +470,16 @@ class Executor:
         now = await tool.preview(call.params, call.ctx)
         if isinstance(now, str):
             return False
-        shown_now = {**self.redactor.value(call.args), **self.redactor.value(now)}
+        shown_now = {**self._shown(call), **self.redactor.value(now)}
         return digest(shown_now) == call.digest
+
+    def _shown(self, call: Call) -> dict[str, Any]:
+        """What an approval request shows of the call: its arguments, and why it asks when
+        it could carry data out after outside content."""
+        shown = self.redactor.value(call.args)
+        if call.leak is not None:
+            shown = {**shown, **self.redactor.value(call.leak)}
+        return dict(shown)
 
 
 _OUTCOMES: dict[Status, Outcome] = {Status.OK: "done", Status.REJECTED: "rejected"}
@@ -459,20 +491,3 @@ def _denies(rule: Rule | None) -> bool:
 
 def _rule_name(rule: Rule | None) -> str:
     return f"rule:{rule.id}" if rule else "rule"
-
-
-def outside_sources(messages: Sequence[dict[str, Any]], registry: ToolRegistry) -> list[str]:
-    """Tools called in `messages` whose results bring (or pass on) outside content: text
-    derived from these messages, such as a summary, must stay marked untrusted."""
-    called = {
-        call["function"]["name"]
-        for message in messages
-        if message.get("role") == "assistant"
-        for call in message.get("tool_calls") or []
-    }
-    found = []
-    for name in sorted(called):
-        tool = registry.get(name)
-        if tool is None or tool.untrusted or tool.relays:  # unknown: assume the worst
-            found.append(name)
-    return found

@@ -439,6 +439,8 @@ def _only_what_the_method_says(p: Any) -> Any:
     rule=rule,
     aliases=aliases,
     untrusted=True,
+    # A GET's URL goes wherever it names; a preset's API is the owner's choice of place.
+    leaves=lambda p: [p.url] if p.method == "GET" and p.preset is None else [],
     background=True,
     check=check_config,
     timeout=330.0,  # the call keeps its own deadline, [tools.http] timeout_seconds (<= 300)

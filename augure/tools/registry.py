@@ -4,7 +4,7 @@ through the executor, which depends on this module and never the other way."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
@@ -75,3 +75,21 @@ def enabled(name: str, config: Config) -> bool:
     tools = config.tools
     allowed = any(fnmatchcase(name, pattern) for pattern in tools.enabled)
     return allowed and not any(fnmatchcase(name, pattern) for pattern in tools.disabled)
+
+
+def outside_sources(messages: Sequence[dict[str, Any]], registry: ToolRegistry) -> list[str]:
+    """Tools called in `messages` whose results bring (or pass on) outside content: text
+    derived from these messages, such as a summary, must stay marked untrusted."""
+    called = {
+        call["function"]["name"]
+        for message in messages
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or []
+    }
+    return [name for name in sorted(called) if brings_outside(registry, name)]
+
+
+def brings_outside(registry: ToolRegistry, name: str) -> bool:
+    """A tool whose results bring (or pass on) outside content; unknown: assume the worst."""
+    tool = registry.get(name)
+    return tool is None or tool.untrusted or tool.relays

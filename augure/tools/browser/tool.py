@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field, ValidationError
 
@@ -152,6 +153,18 @@ async def probe(config: Config) -> str:
     return f"Chromium {version} at {executable} (started in {time.perf_counter() - started:.1f} s)"
 
 
+def _leaves(params: Any) -> list[str]:
+    """What an action sends to a site: the address it opens, the text it types; a click or
+    a key press is a step on a page that may be anyone's (counted as a fetch). Typing is
+    such a step too: text echoed from a page is not composed, yet which bit of the page
+    goes into which field can spell data out, one field at a time."""
+    if params.action in ("open", "navigate"):
+        return [params.url or ""]
+    if params.action == "type":
+        return [params.text, ""] if params.text else [""]
+    return [""] if params.action in ("click", "press") else []
+
+
 def _target(params: Any) -> str:
     if params.action in ("open", "navigate") and params.url:
         # Chromium resolves `%2e%2e`, `\\`, `HOST.` and IPv4 shorthands: so does the target,
@@ -170,6 +183,7 @@ def _target(params: Any) -> str:
     egress=Egress.READ_ONLY,
     check=check,
     target=_target,
+    leaves=lambda p: _leaves(p),
     untrusted=True,
     background=True,
     deferred=True,
@@ -381,12 +395,31 @@ async def _snapshot(page: Page) -> str:
     tree = await page.aria_snapshot(mode="ai")
     # Every link carries it; it tells the model nothing the role does not.
     tree = tree.replace(" [cursor=pointer]", "")
+    tree = _absolute_links(tree, await page.evaluate("document.baseURI"))
     if len(tree) > SNAPSHOT_LIMIT:
         tree = (
             f"{tree[:SNAPSHOT_LIMIT]}\n[snapshot cut at {SNAPSHOT_LIMIT} of {len(tree)} "
             "characters; use extract for the text, or act on the refs shown]"
         )
     return f"Page: {await page.title()}\nURL: {page.url}\n\n{tree}"
+
+
+# A link's address as the snapshot prints it: `- /url: /a1`, quoted when YAML needs it.
+_LINK = re.compile(r"^(\s*- /url: )(.+)$", re.MULTILINE)
+
+
+def _absolute_links(tree: str, base: str) -> str:
+    """Links as the browser would follow them. After outside content, an address the model
+    builds itself (`/a1` joined to the site) is one it composed and asks the owner; the
+    whole address shown here can be followed verbatim (docs/security.md)."""
+
+    def resolved(link: re.Match[str]) -> str:
+        shown = link[2]
+        with contextlib.suppress(ValueError):
+            shown = json.loads(shown) if shown.startswith('"') else shown
+        return f"{link[1]}{urljoin(base, shown)}"
+
+    return _LINK.sub(resolved, tree)
 
 
 async def _where(found: Session, pool: BrowserPool, mark: int) -> str:

@@ -1,0 +1,56 @@
+"""What a turn has read before its first call: the start of its `Reading` (its taint).
+
+The model sees the whole conversation, so a page read three turns ago still steers it: the
+turn starts from the conversation's tool results, with their provenance (the tools that made
+them), its summary's sources, and what the owner wrote. A turn that reports background work
+reads that work's result as outside content, not as the owner's words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from augure.agent import history
+from augure.caller import Reading
+from augure.tools.registry import ToolRegistry, brings_outside
+from augure.tools.result import UNTRUSTED_CLOSE
+
+# Marked text inside a message is by construction not the owner's: the marker cannot be
+# opened or closed from inside the content (augure/tools/result.py).
+_MARKED = re.compile(
+    r'<untrusted_content source="[^"]*">.*?' + re.escape(UNTRUSTED_CLOSE), re.DOTALL
+)
+
+
+def reading_of(
+    conversation: history.Conversation, registry: ToolRegistry, asked_from: str | None
+) -> Reading:
+    """`asked_from`: the source of the newest message when it is not the owner's (a
+    background task's result)."""
+    messages = conversation.messages
+    reading = Reading()
+    called: dict[str, str] = {}
+    summary = conversation.summary_sources
+    for index, message in enumerate(messages):
+        text = _text(message.get("content"))
+        role = message.get("role")
+        for call in message.get("tool_calls") or []:
+            called[call["id"]] = call["function"]["name"]
+        if index == 0 and summary is not None and role in ("system", "user"):
+            reading.read(text, ", ".join(summary) if summary else None)
+        elif role == "tool":
+            name = called.get(message.get("tool_call_id", ""), "?")
+            reading.read(text, name if brings_outside(registry, name) else None)
+        elif role == "user" and index == len(messages) - 1 and asked_from is not None:
+            reading.read(text, asked_from)
+        elif role == "user":
+            reading.owner.append(_MARKED.sub("", text))
+            for marked in _MARKED.findall(text):
+                reading.read(marked, "earlier report")
+    return reading
+
+
+def _text(content: Any) -> str:
+    found = history.text_only(content)
+    return found if isinstance(found, str) else ""
