@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 
 from augure.app import Core
-from augure.approval.gate import ApprovalRequest, Decide, Decision, Verdict
 from augure.caller import Caller
 from augure.config import load_config
 from augure.tools.base import Egress, RunContext, tool
 from augure.tools.result import ToolResult
 from tests.fakes.model import ScriptedModel, answer, call
+from tests.security.owner import Owner, settled
 
 TOKEN = "PROBE-OUTSIDE-TEXT"
 probes_run: list[str] = []  # the origin chain of each probe call that ran
@@ -61,30 +61,6 @@ async def idle(ctx: RunContext) -> str:
     return "idle done"
 
 
-class Owner:
-    """Approves or rejects every request as the gate under test wants; records each one."""
-
-    name = "owner"
-
-    def __init__(self) -> None:
-        self.approve = False
-        self.asked: list[ApprovalRequest] = []
-
-    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
-        self.asked.append(request)
-        decision = Decision.APPROVED if self.approve else Decision.REJECTED
-        in_chat = self.approve and request.in_chat
-
-        async def press() -> None:
-            await decide(decision, "owner", in_chat=in_chat)
-
-        asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(press()))
-        return None
-
-    async def conclude(self, ref: dict[str, Any] | None, tool: str, verdict: Verdict) -> None:
-        return None
-
-
 @dataclass
 class World:
     core: Core
@@ -96,13 +72,7 @@ class World:
         self.model.script.extend(steps)
 
     async def settled(self) -> None:
-        """Every background task ended and its report turn ran."""
-        for _ in range(2000):
-            rows = await self.core.tasks.tasks.list(limit=100) if self.core.tasks else []
-            if all(r.status != "running" and r.notified for r in rows):
-                return
-            await asyncio.sleep(0.01)
-        raise AssertionError("background work did not settle")
+        await settled(self.core)
 
 
 Step = tuple[str, dict[str, Any]]  # one call the path makes: tool, arguments
