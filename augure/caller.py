@@ -11,7 +11,7 @@ the owner gave in this chat. docs/security.md ("Who asked") walks through every 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
@@ -45,15 +45,29 @@ class Reading:
     taken from verbatim. Live and shared like `Grants`: a page read by one call taints the
     next call of the same unit (docs/security.md, "No leak after outside content")."""
 
-    def __init__(self, owner: Iterable[str] = (), sources: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        owner: Iterable[str] = (),
+        sources: Iterable[str] = (),
+        earlier: Callable[[Reading], None] | None = None,
+    ) -> None:
         self.owner = list(owner)  # what the owner wrote: their links are their own choice
         self.sources: set[str] = set(sources)  # outside sources read so far
         self.trusted: list[str] = []  # results with no outside content
         self.outside: list[tuple[str, str]] = []  # results from outside, with their source
         self.fetches = 0  # fetches to hosts named only in outside content
+        # Reads what came before the unit (its conversation) when first asked: most turns
+        # never make a call the check looks at, and need not scan their history.
+        self._earlier = earlier
+
+    def _caught_up(self) -> None:
+        if self._earlier is not None:
+            earlier, self._earlier = self._earlier, None
+            earlier(self)
 
     @property
     def tainted(self) -> bool:
+        self._caught_up()
         return bool(self.sources)
 
     def read(self, text: str, source: str | None) -> None:
@@ -65,19 +79,23 @@ class Reading:
             self.outside.append((text, source))
 
     def chosen_by_owner(self, text: str) -> bool:
+        self._caught_up()
         return any(text in said for said in self.owner)
 
     def given(self, text: str) -> bool:
         """Found verbatim in what the owner wrote or in a result of this unit."""
+        self._caught_up()
         seen = (*self.owner, *self.trusted, *(found for found, _ in self.outside))
         return any(text in one for one in seen)
 
     def listed(self, text: str, source: str) -> bool:
         """Found verbatim in a result from `source` (a search listing)."""
+        self._caught_up()
         return any(text in found for found, where in self.outside if where == source)
 
     def named_outside_only(self, host: str) -> bool:
         """A host that only outside content names (not the owner, not a trusted result)."""
+        self._caught_up()
         named = re.compile(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", re.IGNORECASE)
         return not any(named.search(seen) for seen in (*self.owner, *self.trusted))
 

@@ -8,6 +8,7 @@ reads that work's result as outside content, not as the owner's words.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -18,6 +19,7 @@ from augure.tools.result import UNTRUSTED_CLOSE
 
 # Marked text inside a message is by construction not the owner's: the marker cannot be
 # opened or closed from inside the content (augure/tools/result.py).
+MARK = "<untrusted_content"
 _MARKED = re.compile(
     r'<untrusted_content source="[^"]*">.*?' + re.escape(UNTRUSTED_CLOSE), re.DOTALL
 )
@@ -27,11 +29,20 @@ def reading_of(
     conversation: history.Conversation, registry: ToolRegistry, asked_from: str | None
 ) -> Reading:
     """`asked_from`: the source of the newest message when it is not the owner's (a
-    background task's result)."""
-    messages = conversation.messages
-    reading = Reading()
-    called: dict[str, str] = {}
+    background task's result). The conversation is read when the check first asks."""
+    messages = list(conversation.messages)  # as the turn starts; the turn adds its own
     summary = conversation.summary_sources
+    return Reading(earlier=functools.partial(_read, messages, summary, registry, asked_from))
+
+
+def _read(
+    messages: list[dict[str, Any]],
+    summary: list[str] | None,
+    registry: ToolRegistry,
+    asked_from: str | None,
+    reading: Reading,
+) -> None:
+    called: dict[str, str] = {}
     for index, message in enumerate(messages):
         text = _text(message.get("content"))
         role = message.get("role")
@@ -44,11 +55,12 @@ def reading_of(
             reading.read(text, name if brings_outside(registry, name) else None)
         elif role == "user" and index == len(messages) - 1 and asked_from is not None:
             reading.read(text, asked_from)
+        elif role == "user" and MARK not in text:  # most are: no pattern to run
+            reading.owner.append(text)
         elif role == "user":
             reading.owner.append(_MARKED.sub("", text))
             for marked in _MARKED.findall(text):
                 reading.read(marked, "earlier report")
-    return reading
 
 
 def _text(content: Any) -> str:
