@@ -1,5 +1,5 @@
 """The jobs as stored: a 5-field cron or a one-shot instant (UTC) beside its IANA zone, and
-the fire-time arithmetic APScheduler's CronTrigger does for them."""
+their fire times (augure.scheduler.crontab reads the cron; APScheduler does the arithmetic)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.base import BaseTrigger
+
+from augure.scheduler import crontab
 
 JOB_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 TICK = timedelta(microseconds=1)  # "strictly after": triggers return times at or after `now`
@@ -81,12 +83,10 @@ def local(instant: str, zone: ZoneInfo) -> str:
     return datetime.fromisoformat(instant).astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
-def cron_trigger(expression: str, zone: str) -> CronTrigger:
-    if len(expression.split()) != 5:
-        raise JobError(f"cron must have 5 fields (minute hour day month weekday): {expression!r}")
+def cron_trigger(expression: str, zone: str) -> BaseTrigger:
     try:
-        return CronTrigger.from_crontab(expression, timezone=ZoneInfo(zone))
-    except ValueError as exc:
+        return crontab.trigger(expression, ZoneInfo(zone))
+    except crontab.CrontabError as exc:
         raise JobError(f"invalid cron {expression!r}: {exc}") from None
 
 
@@ -115,6 +115,39 @@ def latest_fire(job: Job, first_due: datetime, now: datetime) -> datetime:
             break
         latest = following
     return latest.astimezone(UTC)
+
+
+def realign_cron_jobs(connection: sqlite3.Connection, now: datetime) -> list[tuple[Job, JobError]]:
+    """Recompute each cron job's next run from its expression, as the owner wrote it; returns
+    the jobs stopped now, with why: an expression no longer allowed (earlier versions took
+    APScheduler's own words, such as `last`) never fires, and the owner is told once."""
+    stopped = []
+    rows = connection.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE cron IS NOT NULL")
+    for job in map(Job.from_row, rows.fetchall()):
+        try:
+            next_run = realigned_next_run(job, now)
+        except JobError as exc:
+            if job.next_run is not None:
+                stopped.append((job, exc))
+            next_run = None
+        if next_run != job.next_run:
+            connection.execute("UPDATE jobs SET next_run = ? WHERE id = ?", (next_run, job.id))
+    return stopped
+
+
+def realigned_next_run(job: Job, now: datetime) -> str | None:
+    """A cron job's next run as its expression reads now (docs/jobs.md): earlier versions
+    stored next runs on the wrong weekdays.
+
+    It is the first fire at or after the stored run when that is past (a run missed while the
+    bot was down stays due, for the misfire rule), else the first after `now`. Every path that
+    sets a next run computes one of these, so a next run this version stored is kept as is."""
+    assert job.cron
+    start = now + TICK
+    if job.next_run is not None:
+        start = min(start, datetime.fromisoformat(job.next_run))
+    upcoming = cron_trigger(job.cron, job.timezone).get_next_fire_time(None, start)
+    return upcoming.astimezone(UTC).isoformat() if upcoming else None
 
 
 def next_fire(job: Job, now: datetime) -> str | None:

@@ -1,7 +1,8 @@
 """Scheduled jobs that never run twice, never fire early and are never silently lost.
 
 Jobs live in SQLite: a 5-field cron or a one-shot instant (UTC) with the IANA zone beside it;
-APScheduler's CronTrigger computes fire times, so daylight-saving changes follow the zone.
+a cron reads as crontab(5) reads it and APScheduler computes its fire times in that zone, so
+daylight-saving changes follow the zone (docs/jobs.md).
 Each run is claimed in a ledger unique per (job, scheduled instant) before the turn starts,
 and its reply is stored before it is delivered:
 
@@ -34,6 +35,7 @@ from augure.scheduler.jobs import (
     latest_fire,
     next_fire,
     parse_run_at,
+    realign_cron_jobs,
 )
 from augure.scheduler.jobs import JobError as JobError
 from augure.scheduler.jobs import cron_trigger as cron_trigger
@@ -409,7 +411,9 @@ class Scheduler:
             await self._deliver(job_id, scheduled, chat_id, reply or "")
 
     async def recover(self) -> None:
-        """After a restart: deliver stored replies; report turns cut off mid-way."""
+        """After a restart: recompute cron jobs' next runs; deliver stored replies; report
+        turns cut off mid-way."""
+        await self._realign()
         rows = list(
             await self.db.fetchall(
                 "SELECT job_id, scheduled_for, status, chat_id, reply FROM job_runs "
@@ -433,6 +437,17 @@ class Scheduler:
         await self.db.execute(
             "DELETE FROM jobs WHERE cron IS NULL AND next_run IS NULL AND run_requested = 0"
         )
+
+    async def _realign(self) -> None:
+        """Next runs stored by earlier versions were on the wrong weekdays (docs/jobs.md)."""
+        now = self.now()
+        stopped = await self.db.write(lambda connection: realign_cron_jobs(connection, now))
+        for job, reason in stopped:
+            await self._tell(
+                job.chat_id,
+                f"Job {job.id} stopped: {reason}. Remove it, or give it a valid schedule "
+                "(docs/jobs.md).",
+            )
 
     async def _record(
         self, job_id: str, scheduled: datetime, status: str, chat_id: str, finished: bool = False
