@@ -48,10 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="`augure COMMAND --help` describes each command and its options.",
     )
     parser.add_argument("--version", action="version", version=f"augure {__version__}")
-    parser.add_argument(
-        "--config", type=Path, help="config file (default $AUGURE_HOME/augure.toml)"
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    _common_options(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     cli_init.add_parser(commands)
     commands.add_parser("run", help="start the Telegram bot until SIGINT or SIGTERM")
@@ -102,7 +99,32 @@ def _parser() -> argparse.ArgumentParser:
     cli_dashboard.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
+    _everywhere(parser)
     return parser
+
+
+def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    # A command's copy has no default, so leaving it out keeps what was given before it.
+    config_default, verbose_default = (None, False) if top else (argparse.SUPPRESS,) * 2
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=config_default,
+        help="config file (default $AUGURE_HOME/augure.toml)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=verbose_default, help="debug logging"
+    )
+
+
+def _everywhere(parser: argparse.ArgumentParser) -> None:
+    """`--config` and `-v` also after any command (`augure run --config F`), as users type."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for sub in action.choices.values():
+            _common_options(sub, top=False)
+            _everywhere(sub)
 
 
 def _describe(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,41 @@
+"""The errors a new user meets first: each is one line that names its fix (SPEC §1, §2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import augure, environment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def one_line(err: str) -> str:
+    assert "Traceback" not in err, err
+    assert err.count("\n") == 1, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("--config", "{file}", "tools", "list"),
+        ("tools", "list", "--config", "{file}"),
+        ("run", "--config", "{file}"),
+        ("jobs", "list", "--config", "{file}"),
+    ],
+    ids=["before the command", "after tools list", "after run", "after jobs list"],
+)
+async def test_config_option_works_before_or_after_any_command(
+    tmp_path: Path, words: tuple[str, ...]
+) -> None:
+    # A file outside the home, with a value only it holds: the error proves it was read.
+    chosen = tmp_path / "elsewhere" / "mine.toml"
+    chosen.parent.mkdir()
+    chosen.write_text("[agent]\nmax_loops = 'lots'\n")
+    argv = [word.format(file=chosen) for word in words]
+    code, _, err = await augure(*argv, env=environment(tmp_path / "home"))
+    assert code == 1
+    line = one_line(err)
+    assert "agent.max_loops" in line and str(chosen) in line, line
