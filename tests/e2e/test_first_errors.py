@@ -39,3 +39,37 @@ async def test_config_option_works_before_or_after_any_command(
     assert code == 1
     line = one_line(err)
     assert "agent.max_loops" in line and str(chosen) in line, line
+
+
+@pytest.mark.parametrize(
+    ("variable", "expected"),
+    [
+        (
+            "AUGURE__AGNT__MAX_LOOPS",
+            "unknown setting AUGURE__AGNT__MAX_LOOPS "
+            "(section 'agnt'; did you mean AUGURE__AGENT__MAX_LOOPS?)",
+        ),
+        (
+            "AUGURE__AGENT__MAX_LOOP",
+            "unknown setting AUGURE__AGENT__MAX_LOOP "
+            "(key 'max_loop' in [agent]; did you mean AUGURE__AGENT__MAX_LOOPS?)",
+        ),
+        (
+            "AUGURE__LLM__CODNG__MODEL",
+            "unknown setting AUGURE__LLM__CODNG__MODEL "
+            "(key 'codng' in [llm]; did you mean AUGURE__LLM__CODING__MODEL?)",
+        ),
+        (
+            "AUGURE__TOOLS__HTTP__TIMEOUT",
+            "unknown setting AUGURE__TOOLS__HTTP__TIMEOUT "
+            "(key 'timeout' in [tools.http]; did you mean AUGURE__TOOLS__HTTP__TIMEOUT_SECONDS?)",
+        ),
+    ],
+    ids=["unknown section", "unknown key", "unknown table", "unknown tool key"],
+)
+async def test_unknown_section_variable_is_refused_naming_the_nearest(
+    tmp_path: Path, variable: str, expected: str
+) -> None:
+    code, _, err = await augure("tools", "list", env=environment(tmp_path, {variable: "3"}))
+    assert code == 1
+    assert one_line(err) == f"augure: config error: {expected}"
