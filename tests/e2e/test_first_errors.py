@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +76,29 @@ async def test_unknown_section_variable_is_refused_naming_the_nearest(
     code, _, err = await augure("tools", "list", env=environment(tmp_path, {variable: "3"}))
     assert code == 1
     assert one_line(err) == f"augure: config error: {expected}"
+
+
+@pytest.mark.parametrize(
+    "command", [("doctor",), ("tools", "list", "--json")], ids=["doctor", "tools list"]
+)
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, command: tuple[str, ...]) -> None:
+    # `augure doctor | head -1` once head has gone: every write meets a reader-less pipe.
+    reader, writer = os.pipe()
+    os.close(reader)
+    unreachable = {"OPENAI_BASE_URL": "http://127.0.0.1:9", "AUGURE__LLM__MAX_RETRIES": "0"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "augure", *command],
+            env=environment(tmp_path, unreachable),
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    err = done.stderr.decode()
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err
+    # What a shell reports for a writer cut off by a closed pipe: 128 + SIGPIPE.
+    assert done.returncode == 141, (done.returncode, err)
