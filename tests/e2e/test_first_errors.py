@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from augure.config_template import render
 from tests.e2e.helpers import augure, environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,3 +105,16 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path, command: tuple[str, ...]) ->
     assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err
     # What a shell reports for a writer cut off by a closed pipe: 128 + SIGPIPE.
     assert done.returncode == 141, (done.returncode, err)
+
+
+def test_every_placeholder_line_of_the_template_is_valid_toml() -> None:
+    commented = re.compile(r"^# ([a-z_]+ = .*)$")
+    invalid = []
+    for line in render().splitlines():
+        if (match := commented.match(line)) is None:
+            continue
+        try:
+            tomllib.loads(match.group(1))
+        except tomllib.TOMLDecodeError:
+            invalid.append(line)
+    assert not invalid, invalid
