@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Your personal AI assistant, on Telegram and in the terminal.",
         epilog="`augure COMMAND --help` describes each command and its options.",
     )
-    parser.add_argument("--version", action="version", version=f"augure {__version__}")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     _common_options(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     cli_init.add_parser(commands)
@@ -125,6 +125,36 @@ def _everywhere(parser: argparse.ArgumentParser) -> None:
         for sub in action.choices.values():
             _common_options(sub, top=False)
             _everywhere(sub)
+
+
+class _Version(argparse.Action):
+    """`--version`: the commit is looked up only when asked, never on an ordinary start."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        commit = _git_commit()
+        print(f"augure {__version__}" + (f" (git {commit})" if commit else ""))
+        parser.exit()
+
+
+def _git_commit() -> str | None:
+    """The checkout's short commit when this package is the top of a git work tree; None for
+    an installed copy, or when git is missing or refuses (another owner's repository)."""
+    import subprocess
+
+    package = Path(__file__).resolve().parent
+    command = ["git", "-C", str(package), "rev-parse", "--show-toplevel", "--short", "HEAD"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = done.stdout.splitlines()
+    # A package installed inside some other project's repository is not that project's commit.
+    if done.returncode != 0 or len(lines) != 2 or Path(lines[0]) != package.parent:
+        return None
+    return lines[1]
 
 
 def _describe(parser: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from augure import __version__
 from augure.config_template import render
 from tests.e2e.helpers import augure, environment
 
@@ -118,3 +120,36 @@ def test_every_placeholder_line_of_the_template_is_valid_toml() -> None:
         except tomllib.TOMLDecodeError:
             invalid.append(line)
     assert not invalid, invalid
+
+
+def _short_commit() -> str:
+    git = ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]
+    return subprocess.run(git, capture_output=True, text=True, check=True).stdout.strip()
+
+
+async def test_version_names_the_commit_in_a_git_checkout(tmp_path: Path) -> None:
+    code, out, _ = await augure("--version", env=environment(tmp_path))
+    assert code == 0 and out.strip() == f"augure {__version__} (git {_short_commit()})"
+
+
+def test_version_outside_git_is_the_version_alone(tmp_path: Path) -> None:
+    copy = tmp_path / "installed"
+    shutil.copytree(ROOT / "augure", copy / "augure")
+    env = environment(tmp_path / "home", {"PYTHONPATH": str(copy)})
+    process = subprocess.run(
+        [sys.executable, "-m", "augure", "--version"],
+        env=env,
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert process.returncode == 0 and process.stdout.strip() == f"augure {__version__}"
+    assert process.stderr == ""
+
+
+async def test_version_without_git_installed_is_the_version_alone(tmp_path: Path) -> None:
+    no_git = environment(tmp_path, {"PATH": str(tmp_path / "empty-bin")})
+    code, out, err = await augure("--version", env=no_git)
+    assert code == 0 and out.strip() == f"augure {__version__}" and err == ""
