@@ -32,9 +32,9 @@ from augure import (
     cli_tasks,
     logs,
 )
-from augure.config import Config, ConfigError, load_config, load_env_file
+from augure.config import Config, ConfigError, default_home, load_config, load_env_file
 from augure.errors import UsageError
-from augure.home import HomeError
+from augure.home import HomeError, check_usable
 from augure.store.audit import STATUSES
 from augure.store.database import StateError
 
@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logs.start(args.verbose)
     try:
+        if args.command != "doctor":  # which reports it as one of its checks
+            check_usable(default_home())
         if args.command in HOME_HANDLERS:
             # No config needed: these make, save or fill a home. They talk to the owner
             # directly, so routine request logs would only bury their one line.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -153,3 +154,83 @@ async def test_version_without_git_installed_is_the_version_alone(tmp_path: Path
     no_git = environment(tmp_path, {"PATH": str(tmp_path / "empty-bin")})
     code, out, err = await augure("--version", env=no_git)
     assert code == 0 and out.strip() == f"augure {__version__}" and err == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("chat",),
+        ("tools", "list"),
+        ("init", "--non-interactive"),
+        ("backup",),
+        ("jobs", "list"),
+        ("rules",),
+        ("status",),
+        ("memory", "list"),
+    ],
+    ids=lambda words: " ".join(words),
+)
+async def test_an_unusable_home_is_one_line_naming_augure_home(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # A folder cannot be made under a regular file, whoever asks: root included.
+    (tmp_path / "file.txt").write_text("not a folder")
+    home = tmp_path / "file.txt" / "home"
+    code, _, err = await augure(*command, env=environment(home), stdin="")
+    assert code == 1
+    line = one_line(err)
+    assert "AUGURE_HOME" in line and str(home) in line, line
+    assert "the environment variable AUGURE_HOME" in line, line
+    assert "database" not in line.lower(), line
+
+
+@pytest.mark.system_package("util-linux")
+@pytest.mark.parametrize(
+    "command", [("jobs", "list"), ("rules",), ("tools", "list")], ids=lambda w: " ".join(w)
+)
+def test_a_read_only_home_is_not_told_as_a_damaged_database(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # A home that exists but refuses writes, even to root: a read-only bind mount of it, in a
+    # mount namespace of this test's own.
+    home = tmp_path / "home"
+    home.mkdir()
+    augure_argv = " ".join([shlex.quote(sys.executable), "-m", "augure", *command])
+    script = f"mount --bind {home} {home} && mount -o remount,bind,ro {home} && exec {augure_argv}"
+    done = subprocess.run(
+        ["unshare", "--map-root-user", "--mount", "sh", "-c", script],
+        env=environment(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    line = one_line(done.stderr)
+    assert line.startswith(f"augure: AUGURE_HOME {home} ") and "Read-only" in line, line
+    assert "state.db" not in line, line
+
+
+async def test_a_home_that_is_a_file_is_one_line_naming_augure_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    code, _, err = await augure("rules", env=environment(home))
+    assert code == 1
+    line = one_line(err)
+    assert "AUGURE_HOME" in line and str(home) in line and "database" not in line.lower()
+
+
+async def test_doctor_reports_an_unusable_home_as_a_check(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("not a folder")
+    home = tmp_path / "file.txt" / "home"
+    unreachable = {"OPENAI_BASE_URL": "http://127.0.0.1:9", "AUGURE__LLM__MAX_RETRIES": "0"}
+    code, out, err = await augure("doctor", env=environment(home, unreachable), timeout=120)
+    assert code == 1 and "Traceback" not in err
+    (home_line,) = [line for line in out.splitlines() if line.startswith("FAIL  home:")]
+    assert "AUGURE_HOME" in home_line and str(home) in home_line
+
+
+async def test_doctor_reports_a_writable_home_as_ok(tmp_path: Path) -> None:
+    unreachable = {"OPENAI_BASE_URL": "http://127.0.0.1:9", "AUGURE__LLM__MAX_RETRIES": "0"}
+    _, out, _ = await augure("doctor", env=environment(tmp_path, unreachable), timeout=120)
+    assert [line for line in out.splitlines() if line.startswith("ok    home:")], out
