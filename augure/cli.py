@@ -32,9 +32,9 @@ from augure import (
     cli_tasks,
     logs,
 )
-from augure.config import Config, ConfigError, load_config, load_env_file
+from augure.config import Config, ConfigError, default_home, load_config, load_env_file
 from augure.errors import UsageError
-from augure.home import HomeError
+from augure.home import HomeError, check_usable
 from augure.store.audit import STATUSES
 from augure.store.database import StateError
 
@@ -47,11 +47,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Your personal AI assistant, on Telegram and in the terminal.",
         epilog="`augure COMMAND --help` describes each command and its options.",
     )
-    parser.add_argument("--version", action="version", version=f"augure {__version__}")
-    parser.add_argument(
-        "--config", type=Path, help="config file (default $AUGURE_HOME/augure.toml)"
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    _common_options(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     cli_init.add_parser(commands)
     commands.add_parser("run", help="start the Telegram bot until SIGINT or SIGTERM")
@@ -102,7 +99,62 @@ def _parser() -> argparse.ArgumentParser:
     cli_dashboard.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
+    _everywhere(parser)
     return parser
+
+
+def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    # A command's copy has no default, so leaving it out keeps what was given before it.
+    config_default, verbose_default = (None, False) if top else (argparse.SUPPRESS,) * 2
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=config_default,
+        help="config file (default $AUGURE_HOME/augure.toml)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=verbose_default, help="debug logging"
+    )
+
+
+def _everywhere(parser: argparse.ArgumentParser) -> None:
+    """`--config` and `-v` also after any command (`augure run --config F`), as users type."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for sub in action.choices.values():
+            _common_options(sub, top=False)
+            _everywhere(sub)
+
+
+class _Version(argparse.Action):
+    """`--version`: the commit is looked up only when asked, never on an ordinary start."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        commit = _git_commit()
+        print(f"augure {__version__}" + (f" (git {commit})" if commit else ""))
+        parser.exit()
+
+
+def _git_commit() -> str | None:
+    """The checkout's short commit when this package is the top of a git work tree; None for
+    an installed copy, or when git is missing or refuses (another owner's repository)."""
+    import subprocess
+
+    package = Path(__file__).resolve().parent
+    command = ["git", "-C", str(package), "rev-parse", "--show-toplevel", "--short", "HEAD"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = done.stdout.splitlines()
+    # A package installed inside some other project's repository is not that project's commit.
+    if done.returncode != 0 or len(lines) != 2 or Path(lines[0]) != package.parent:
+        return None
+    return lines[1]
 
 
 def _describe(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logs.start(args.verbose)
     try:
+        if args.command != "doctor":  # which reports it as one of its checks
+            check_usable(default_home())
         if args.command in HOME_HANDLERS:
             # No config needed: these make, save or fill a home. They talk to the owner
             # directly, so routine request logs would only bury their one line.

@@ -326,6 +326,7 @@ def load_config(path: Path | str | None = None, *, home: Path | None = None) -> 
             if isinstance(data[section], dict):
                 data[section][key] = value
                 plain[(section, key)] = variable
+    _check_variables()
     try:
         config = Config(**data)
         _check_tool_sections(config)
@@ -390,34 +391,93 @@ def _check_tool_sections(config: Config) -> None:
 
 def _model_at(loc: tuple[str, ...]) -> type[BaseModel] | None:
     """The config model that holds the last part of `loc`, to suggest its valid keys."""
-    in_tool = len(loc) >= 3 and loc[0] == "tools"
-    declared = tool_settings.settings_model(loc[1]) if in_tool else None
-    if declared is not None:
-        model: type[BaseModel] = declared
-        rest = loc[2:-1]
-    else:
-        model, rest = Config, loc[:-1]
-    parts = iter(rest)
-    for part in parts:
-        field = model.model_fields.get(part)
-        annotation = field.annotation if field else getattr(model, "NAMED_TABLES", None)
-        if typing.get_origin(annotation) is dict:  # `presets.NAME`: skip the free-form name
-            annotation = typing.get_args(annotation)[1]
-            next(parts, None)
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return None
-        model = annotation
-    return model
+    model, unknown = _walk(list(loc[:-1]))
+    return None if unknown is not None else model
+
+
+def _walk(parts: list[str]) -> tuple[type[BaseModel] | None, int | None]:
+    """Follow `parts` down from Config: the model reached (None past a plain value, or on a
+    name the owner chose), and the index of the first part that names no key, if any."""
+    model: type[BaseModel] | None = Config
+    owner_named = False  # this part is a name the owner chose, as NAME in [profiles.NAME]
+    for index, part in enumerate(parts):
+        if owner_named:
+            owner_named = False
+            continue
+        if model is None:  # below a plain value: its own validation judges the rest
+            return None, None
+        step = _step(model, part)
+        if step is None:
+            return model, index
+        model, owner_named = step
+    return (None if owner_named else model), None
+
+
+def _step(model: type[BaseModel], part: str) -> tuple[type[BaseModel] | None, bool] | None:
+    """Where `part` leads from `model`: the model there (None for a plain value) and whether
+    the next part is a name the owner chose; None when `model` has no such key."""
+    field = model.model_fields.get(part)
+    if field is not None and not field.exclude:
+        annotation, owner_named = field.annotation, False
+        if typing.get_origin(annotation) is dict:  # `presets.NAME`: a free-form name next
+            annotation, owner_named = typing.get_args(annotation)[1], True
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation, owner_named
+        return None, False
+    if model is ToolsConfig:
+        declared = tool_settings.settings_model(part)
+        return None if declared is None else (declared, False)
+    named = getattr(model, "NAMED_TABLES", None)
+    return None if named is None else (named, False)
 
 
 def _valid_keys(loc: tuple[str, ...]) -> list[str]:
     model = _model_at(loc)
-    if model is None:
-        return []
+    return [] if model is None else _keys_of(model)
+
+
+def _keys_of(model: type[BaseModel]) -> list[str]:
     keys = [name for name, field in model.model_fields.items() if not field.exclude]
     if model is ToolsConfig:
         keys += list(tool_settings.declared())
     return keys
+
+
+VARIABLE_PREFIX = "AUGURE__"
+
+
+def _check_variables() -> None:
+    """Refuse an `AUGURE__` variable that names no setting. pydantic-settings drops an
+    unknown section without a word, so a typo would leave the default silently in force."""
+    for name in os.environ:
+        if not name.upper().startswith(VARIABLE_PREFIX):
+            continue
+        parts = name[len(VARIABLE_PREFIX) :].lower().split("__")
+        _, index = _walk(parts)
+        if index is None:
+            continue
+        table = ".".join(parts[:index])
+        where = f"key {parts[index]!r} in [{table}]" if index else f"section {parts[0]!r}"
+        nearest = _nearest(parts)
+        if nearest is not None:
+            where += f"; did you mean {VARIABLE_PREFIX}{'__'.join(nearest).upper()}?"
+        told = f" (set in {_FROM_ENV_FILE[name]})" if name in _FROM_ENV_FILE else ""
+        raise ConfigError(f"config error: unknown setting {name} ({where}){told}")
+
+
+def _nearest(parts: list[str]) -> list[str] | None:
+    """`parts` with each unknown one replaced by its closest valid name, if all have one."""
+    fixed = list(parts)
+    for _ in parts:
+        model, index = _walk(fixed)
+        if index is None:
+            return fixed
+        assert model is not None  # an unknown part is always a key of some model
+        close = difflib.get_close_matches(fixed[index], _keys_of(model), n=1, cutoff=0.6)
+        if not close:
+            return None
+        fixed[index] = close[0]
+    return None
 
 
 def _source(loc: tuple[str, ...], file: Path, plain: dict[tuple[str, str], str]) -> str:

@@ -9,6 +9,7 @@ and the owner uncomments what they change. Values `augure init` asked for are wr
 from __future__ import annotations
 
 import json
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,19 @@ def _toml_value(value: Any) -> str | None:
     return None
 
 
+def _placeholder(annotation: Any) -> str:
+    """An empty value of the key's type for a key with no default: once uncommented, the line
+    is still TOML and the owner only fills the value in."""
+    kinds = [kind for kind in typing.get_args(annotation) if kind is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and kinds:
+        annotation = kinds[0]  # `int | None`: the type of a set value
+    origin = typing.get_origin(annotation) or annotation
+    if origin is typing.Literal:
+        return json.dumps(typing.get_args(annotation)[0])
+    empty = {bool: "false", int: "0", float: "0.0", list: "[]", dict: "{}"}
+    return next((text for kind, text in empty.items() if origin is kind), '""')
+
+
 def _sub_model(field: FieldInfo) -> type[BaseModel] | None:
     annotation = field.annotation
     return (
@@ -296,11 +310,15 @@ def _table(out: list[str], model: type[BaseModel], path: str, given: dict[str, A
         if key in given:
             out.append(f"{name} = {_toml_value(given[key])}")
             continue
-        if field.is_required():
-            out.append(f"# {name} = {NOT_SET}")
-            continue
-        default = _toml_value(field.get_default(call_default_factory=True))
-        out.append(f"# {name} = {default if default is not None else NOT_SET}")
+        default = (
+            None
+            if field.is_required()
+            else _toml_value(field.get_default(call_default_factory=True))
+        )
+        if default is None:
+            out.append(f"# {name} = {_placeholder(field.annotation)}  # {NOT_SET}")
+        else:
+            out.append(f"# {name} = {default}")
     out.append("")
     for sub, key in tables:
         _table(out, sub, key, given)

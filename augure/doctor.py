@@ -25,6 +25,7 @@ class Check:
 
 async def run_checks(config: Config) -> AsyncIterator[Check]:
     yield Check("config", True, f"home {config.home}")
+    yield _home(config)
     yield await _llm(config)
     yield await _telegram(config)
     yield await _browser(config)
@@ -40,6 +41,16 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     for tool in build_registry(config).list():
         missing = tool.config_check(config)
         yield Check(f"tool {tool.name}", missing is None, missing or "ready", required=False)
+
+
+def _home(config: Config) -> Check:
+    from augure.home import HomeError, check_usable
+
+    try:
+        check_usable(config.home)
+    except HomeError as exc:
+        return Check("home", False, str(exc))
+    return Check("home", True, f"{config.home} is writable")
 
 
 async def _mcp(config: Config) -> AsyncIterator[Check]:

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import stat
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,40 @@ PRIVATE_FILES = (ENV_FILE_NAME, DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm")
 
 class HomeError(Exception):
     """The home cannot be used (another bot holds it, or it is not writable)."""
+
+
+def check_usable(home: Path) -> None:
+    """Raise HomeError, one line naming AUGURE_HOME, when the home cannot be written or made.
+
+    Every command asks this first, so that a home it cannot use is told as such, and never
+    later as a damaged database or a traceback from whichever step met it first. A home not
+    made yet is not made here: its nearest existing folder must be one the user can write in.
+    """
+    try:
+        if home.is_dir():
+            with tempfile.TemporaryFile(dir=home):  # a real write: a read-only mount, say
+                pass
+            return
+        if home.exists():
+            problem = "is a file, not a folder"
+        else:
+            existing = next(parent for parent in home.parents if parent.exists())
+            if not existing.is_dir():
+                problem = f"cannot be made: {existing} is a file, not a folder"
+            elif not os.access(existing, os.W_OK | os.X_OK):
+                problem = f"cannot be made: {existing} is not writable"
+            else:
+                return
+    except OSError as exc:
+        problem = f"cannot be written ({exc.strerror or exc})"
+    chosen = (
+        "set by the environment variable AUGURE_HOME"
+        if os.environ.get("AUGURE_HOME")
+        else "the default, as AUGURE_HOME is not set"
+    )
+    raise HomeError(
+        f"AUGURE_HOME {home} ({chosen}) {problem}; point AUGURE_HOME at a folder you can write"
+    )
 
 
 def private_home(home: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from augure.config import load_config
-from augure.config_template import DESCRIPTIONS, all_keys, render
+from augure.config_template import DESCRIPTIONS, NOT_SET, all_keys, render
 
 DEFAULT_LINE = re.compile(r"^# ([a-z_]+) = (.*)$")
 
@@ -48,7 +48,7 @@ def test_uncommenting_every_default_gives_the_default_config(tmp_path: Path) -> 
         if line.startswith(("[", "# [")):
             example = line.startswith("# [")  # the presets example table stays commented
         match = DEFAULT_LINE.match(line)
-        if match and not example and match.group(2) != "(not set)":
+        if match and not example and not match.group(2).endswith(f"# {NOT_SET}"):
             line = f"{match.group(1)} = {match.group(2)}"
         lines.append(line)
     (tmp_path / "augure.toml").write_text("\n".join(lines))
