@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -33,6 +32,7 @@ from pydantic_settings import (
 
 from augure import tool_settings
 from augure.agent_settings import AgentsConfig
+from augure.config_keys import Keys
 from augure.heartbeat import HeartbeatConfig
 from augure.limits import Profile
 from augure.mcp_settings import McpSettings
@@ -337,7 +337,7 @@ def load_config(path: Path | str | None = None, *, home: Path | None = None) -> 
         raise ConfigError(_one_line(exc.error, file, plain, ("tools", exc.name))) from None
     except _UnknownToolSection as exc:
         raise ConfigError(
-            _unknown_line(exc.loc, _valid_keys(exc.loc), file, plain, exc.kind)
+            _unknown_line(exc.loc, KEYS.valid(exc.loc), file, plain, exc.kind)
         ) from None
     config.home = home
     config._file = file
@@ -389,60 +389,7 @@ def _check_tool_sections(config: Config) -> None:
             raise _InvalidToolSection(name, exc) from None
 
 
-def _model_at(loc: tuple[str, ...]) -> type[BaseModel] | None:
-    """The config model that holds the last part of `loc`, to suggest its valid keys."""
-    model, unknown = _walk(list(loc[:-1]))
-    return None if unknown is not None else model
-
-
-def _walk(parts: list[str]) -> tuple[type[BaseModel] | None, int | None]:
-    """Follow `parts` down from Config: the model reached (None past a plain value, or on a
-    name the owner chose), and the index of the first part that names no key, if any."""
-    model: type[BaseModel] | None = Config
-    owner_named = False  # this part is a name the owner chose, as NAME in [profiles.NAME]
-    for index, part in enumerate(parts):
-        if owner_named:
-            owner_named = False
-            continue
-        if model is None:  # below a plain value: its own validation judges the rest
-            return None, None
-        step = _step(model, part)
-        if step is None:
-            return model, index
-        model, owner_named = step
-    return (None if owner_named else model), None
-
-
-def _step(model: type[BaseModel], part: str) -> tuple[type[BaseModel] | None, bool] | None:
-    """Where `part` leads from `model`: the model there (None for a plain value) and whether
-    the next part is a name the owner chose; None when `model` has no such key."""
-    field = model.model_fields.get(part)
-    if field is not None and not field.exclude:
-        annotation, owner_named = field.annotation, False
-        if typing.get_origin(annotation) is dict:  # `presets.NAME`: a free-form name next
-            annotation, owner_named = typing.get_args(annotation)[1], True
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            return annotation, owner_named
-        return None, False
-    if model is ToolsConfig:
-        declared = tool_settings.settings_model(part)
-        return None if declared is None else (declared, False)
-    named = getattr(model, "NAMED_TABLES", None)
-    return None if named is None else (named, False)
-
-
-def _valid_keys(loc: tuple[str, ...]) -> list[str]:
-    model = _model_at(loc)
-    return [] if model is None else _keys_of(model)
-
-
-def _keys_of(model: type[BaseModel]) -> list[str]:
-    keys = [name for name, field in model.model_fields.items() if not field.exclude]
-    if model is ToolsConfig:
-        keys += list(tool_settings.declared())
-    return keys
-
-
+KEYS = Keys(Config, ToolsConfig, tool_settings.settings_model, tool_settings.declared)
 VARIABLE_PREFIX = "AUGURE__"
 
 
@@ -453,31 +400,16 @@ def _check_variables() -> None:
         if not name.upper().startswith(VARIABLE_PREFIX):
             continue
         parts = name[len(VARIABLE_PREFIX) :].lower().split("__")
-        _, index = _walk(parts)
+        _, index = KEYS.walk(parts)
         if index is None:
             continue
         table = ".".join(parts[:index])
         where = f"key {parts[index]!r} in [{table}]" if index else f"section {parts[0]!r}"
-        nearest = _nearest(parts)
+        nearest = KEYS.nearest(parts)
         if nearest is not None:
             where += f"; did you mean {VARIABLE_PREFIX}{'__'.join(nearest).upper()}?"
         told = f" (set in {_FROM_ENV_FILE[name]})" if name in _FROM_ENV_FILE else ""
         raise ConfigError(f"config error: unknown setting {name} ({where}){told}")
-
-
-def _nearest(parts: list[str]) -> list[str] | None:
-    """`parts` with each unknown one replaced by its closest valid name, if all have one."""
-    fixed = list(parts)
-    for _ in parts:
-        model, index = _walk(fixed)
-        if index is None:
-            return fixed
-        assert model is not None  # an unknown part is always a key of some model
-        close = difflib.get_close_matches(fixed[index], _keys_of(model), n=1, cutoff=0.6)
-        if not close:
-            return None
-        fixed[index] = close[0]
-    return None
 
 
 def _source(loc: tuple[str, ...], file: Path, plain: dict[tuple[str, str], str]) -> str:
@@ -527,6 +459,6 @@ def _one_line(
     loc = (*root, *(str(part) for part in first["loc"] if not isinstance(part, int)))
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     if first["type"] == "extra_forbidden":
-        return _unknown_line(loc, _valid_keys(loc), file, plain) + more
+        return _unknown_line(loc, KEYS.valid(loc), file, plain) + more
     key = ".".join(loc)
     return f"config error: {key}: {first['msg']} (from {_source(loc, file, plain)}){more}"
