@@ -116,3 +116,35 @@ async def test_files_reads_a_sent_text_file_and_a_sent_pdf(bot: Bot) -> None:
     pdf_file = tool_results(bot.llm, 3)[-1]
     assert "--- page 1 ---\nInvoice 42: total 99 EUR" in pdf_file, pdf_file
     assert "--- page 2 ---\nThank you" in pdf_file
+
+
+def quick_start() -> list[str]:
+    """The README's quick start, as a new user would copy it: the `augure` lines of the first
+    shell block under "## Quick start", comments dropped."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("#", 1)[0].strip() for line in block.splitlines()]
+    return [line for line in lines if line.startswith("augure ")]
+
+
+async def test_the_readme_quick_start_works_as_written(tmp_path: Path) -> None:
+    """init (by the flags `docs/install.md` gives for scripts), doctor, run, the first answer:
+    the same commands, in the same order, as the README's quick start."""
+    assert quick_start() == ["augure init", "augure doctor", "augure run"]
+    home = tmp_path / "home"
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = env_for(home, telegram)
+        llm.script(text("OK"))  # init's check of the model
+        code, _, err = await augure(*flags(telegram, llm), env=env)
+        assert code == 0, err
+        llm.script(text("OK"))  # doctor's one-token check of the model
+        code, out, err = await augure("doctor", env=env)
+        assert code == 0, out + err
+        assert "Traceback" not in out + err
+        stderr = await run_until_answered(
+            [sys.executable, "-m", "augure", "run"], env, telegram, llm
+        )
+        sent = telegram.sent("sendMessage")
+    assert "Hello, owner." in sent[-1].params["text"]
+    assert "Traceback" not in stderr
