@@ -108,8 +108,19 @@ class TelegramConfig(_Section):
     api_url: str = "https://api.telegram.org"
     allowed_users: Annotated[list[int], NoDecode] = []
     streaming: bool = True
+    # For where the Bot API is blocked (docs/telegram.md, "Behind a proxy"); unset, the
+    # usual HTTPS_PROXY / ALL_PROXY / NO_PROXY variables apply.
+    proxy: str | None = None
 
     _ids = field_validator("allowed_users", mode="before")(_split_ids)
+
+    @field_validator("proxy")
+    @classmethod
+    def _proxy_scheme(cls, value: str | None) -> str | None:
+        if value and not value.lower().startswith(("http://", "https://", "socks5://")):
+            # The URL is not echoed: it may carry the proxy's password.
+            raise ValueError("a proxy URL starts with http://, https:// or socks5://")
+        return value or None
 
 
 class ApprovalConfig(_Section):

@@ -8,9 +8,10 @@ connections, and those checks took ~1 ms of the bot's CPU per message (`bench.th
 A stream opened through `KeptSocket` keeps the socket it was opened on and polls it, as
 httpcore itself does once it has the socket.
 
-One wrapper serves both stacks: python-telegram-bot's httpx ▸ httpcore (built here by
-`transport()`) and the openai SDK's own client (httpx2 ▸ httpcore2 since openai 3, httpx
-before), whose transport `keep_sockets` takes as it is.
+One wrapper serves both stacks: python-telegram-bot's httpx ▸ httpcore and the openai SDK's
+own client (httpx2 ▸ httpcore2 since openai 3, httpx before). `keep_client_sockets` takes a
+client as its library built it, so each keeps its own proxy handling: the proxy given, or
+`HTTP(S)_PROXY` / `ALL_PROXY` / `NO_PROXY`, whose pools (httpcore's proxy pools) it wraps too.
 """
 
 from __future__ import annotations
@@ -27,12 +28,7 @@ import httpx
 
 log = logging.getLogger(__name__)
 Transport = TypeVar("Transport")
-
-
-def transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
-    """An httpx transport whose pool's streams keep their socket, trusting what httpx trusts
-    by default (certifi, or SSL_CERT_FILE / SSL_CERT_DIR)."""
-    return keep_sockets(httpx.AsyncHTTPTransport(verify=tls_context(), limits=limits))
+Client = TypeVar("Client")
 
 
 _loading = threading.Lock()
@@ -71,6 +67,17 @@ def keep_sockets(transport: Transport) -> Transport:
     elif not isinstance(backend, KeptSocket):
         pool._network_backend = KeptSocket(backend)
     return transport
+
+
+def keep_client_sockets(client: Client) -> Client:
+    """Give every pool of `client` (an httpx or httpx2 `AsyncClient`) streams that keep their
+    socket: its default transport and those mounted for proxies. A transport given to the
+    client instead would turn its proxy variables off, hence wrapping after it is built."""
+    pools = [getattr(client, "_transport", None), *getattr(client, "_mounts", {}).values()]
+    for mounted in pools:
+        if mounted is not None:  # a NO_PROXY pattern mounts None: the default transport
+            keep_sockets(mounted)
+    return client
 
 
 class KeptSocket:

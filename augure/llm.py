@@ -13,7 +13,7 @@ import httpx
 
 from augure.config import LLMConfig
 from augure.import_guard import importing_without
-from augure.keepalive import keep_sockets
+from augure.keepalive import keep_client_sockets
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncOpenAI
@@ -82,9 +82,10 @@ class LLM:
             http_client = DefaultAsyncHttpxClient(
                 event_hooks={"response": [_not_json_is_a_bad_gateway]}
             )
-            # The SDK builds the transport with its own limits; only its pool's idle
-            # checks change (augure.keepalive).
-            keep_sockets(getattr(http_client, "_transport", None))
+            # The SDK builds the transports with its own limits and, as httpx does, the
+            # proxies of HTTPS_PROXY / ALL_PROXY / NO_PROXY; only their pools' idle checks
+            # change (augure.keepalive).
+            keep_client_sockets(http_client)
             self._client = AsyncOpenAI(
                 api_key=self.config.api_key.get_secret_value() if self.config.api_key else "-",
                 base_url=self.config.base_url,

@@ -150,11 +150,14 @@ def fresh_context(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("fresh_context")
-def test_the_context_loaded_early_is_the_one_every_client_gets() -> None:
+def test_the_context_loaded_early_is_the_one_every_client_gets(tmp_path: Path) -> None:
+    from augure.channels.telegram.bot import build_application
+
     keepalive.load_tls_early()
     context = keepalive.tls_context()
     assert keepalive.tls_context() is context
-    assert keepalive.transport(httpx.Limits())._pool._ssl_context is context
+    application = build_application(load_config(home=tmp_path), "123:abc")
+    assert application.bot.request._client._transport._pool._ssl_context is context
 
 
 @pytest.mark.usefixtures("fresh_context")

@@ -59,7 +59,7 @@ from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config
 from augure.home import HomeError, HomeLock
-from augure.keepalive import transport
+from augure.keepalive import keep_client_sockets, tls_context
 from augure.llm import LLMError
 from augure.recovery import recover
 from augure.store.audit import new_id
@@ -78,11 +78,13 @@ def build_application(config: Config, token: str) -> Application[Any, Any, Any, 
     root = config.telegram.api_url.rstrip("/")
 
     def request(connections: int) -> HTTPXRequest:
-        # The transport is PTB's own, except that its pool's idle checks stay cheap
-        # (augure.keepalive) and both pools share one SSL context (the CA bundle read once).
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        return HTTPXRequest(
-            connection_pool_size=connections, httpx_kwargs={"transport": transport(limits)}
+        # One SSL context for every pool (the CA bundle read once). The proxy, when set, is
+        # used as given; unset, httpx applies HTTPS_PROXY / ALL_PROXY / NO_PROXY itself.
+        return _KeptSocketsRequest(
+            connection_pool_size=connections,
+            proxy=config.telegram.proxy,
+            httpx_kwargs={"verify": tls_context(), "limits": limits},
         )
 
     bot = PollingBot(
@@ -105,6 +107,15 @@ def build_application(config: Config, token: str) -> Application[Any, Any, Any, 
         .job_queue(None)
         .build()
     )
+
+
+class _KeptSocketsRequest(HTTPXRequest):
+    """PTB's request, except that its pools' idle checks stay cheap (augure.keepalive),
+    proxied pools included. PTB builds its client again on an initialize after a shutdown,
+    so the pools are wrapped where it is built."""
+
+    def _build_client(self) -> httpx.AsyncClient:
+        return keep_client_sockets(super()._build_client())
 
 
 class TelegramBot:

@@ -1,0 +1,305 @@
+"""Outbound traffic through a proxy, where Telegram is blocked: the `[telegram] proxy` setting
+(http or socks5) and the usual `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY` / `NO_PROXY`
+variables. Real local proxies on loopback record every request they carry; the bot answers a
+message end to end through them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import struct
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from telegram.error import NetworkError
+
+from augure.channels.telegram.bot import build_application
+from augure.config import ConfigError, load_config
+from augure.keepalive import KeptSocket
+from augure.llm import LLM
+from tests.e2e.conftest import OWNER, Bot
+from tests.fakes.openai import FakeOpenAI, text
+from tests.fakes.telegram import FakeTelegram
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(ConnectionError):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+
+
+async def _splice(
+    client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+    upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+    closing: bool = False,
+) -> None:
+    """Both ways until the upstream side has answered and hung up. With `closing`, the
+    answer's head is told `Connection: close`, so the client never reuses the connection."""
+    sending = asyncio.ensure_future(_pipe(client[0], upstream[1]))
+    try:
+        if closing:
+            head = (await upstream[0].readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+            kept = [line for line in head if not line.lower().startswith("connection:")]
+            client[1].write("\r\n".join([kept[0], "Connection: close", *kept[1:]]).encode())
+        await _pipe(upstream[0], client[1])
+    finally:
+        sending.cancel()
+        upstream[1].close()
+
+
+class RecordingProxy:
+    """A forward HTTP proxy (one request per connection, `Connection: close` both ways) that
+    records each absolute request target. CONNECT is recorded and refused: nothing here
+    answers TLS, and the tunnel's target is what shows the route."""
+
+    def __init__(self) -> None:
+        self.targets: list[str] = []
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> RecordingProxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        except asyncio.IncompleteReadError:
+            writer.close()
+            return
+        method, target, version = head.split("\r\n", 1)[0].split(" ")
+        if method == "CONNECT":
+            self.targets.append(f"CONNECT {target}")
+            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            writer.close()
+            return
+        self.targets.append(target)
+        address, _, path = target.removeprefix("http://").partition("/")
+        host, _, port = address.partition(":")
+        upstream = await asyncio.open_connection(host, int(port or 80))
+        headers = [
+            line
+            for line in head.split("\r\n")[1:]
+            if line and line.split(":")[0].lower() not in {"connection", "proxy-connection"}
+        ]
+        request = [f"{method} /{path} {version}", *headers, "Connection: close", "", ""]
+        upstream[1].write("\r\n".join(request).encode("latin-1"))
+        await _splice((reader, writer), upstream, closing=True)
+        writer.close()
+
+
+class RecordingSocks:
+    """A SOCKS5 proxy (no authentication, CONNECT only) recording each destination."""
+
+    def __init__(self) -> None:
+        self.targets: list[str] = []
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> RecordingSocks:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"socks5://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _, methods = await reader.readexactly(2)
+        await reader.readexactly(methods)
+        writer.write(b"\x05\x00")
+        *_, kind = await reader.readexactly(4)  # version, CONNECT, reserved, address kind
+        if kind == 1:
+            host = ".".join(str(part) for part in await reader.readexactly(4))
+        elif kind == 3:
+            host = (await reader.readexactly((await reader.readexactly(1))[0])).decode()
+        else:
+            writer.close()
+            return
+        (port,) = struct.unpack("!H", await reader.readexactly(2))
+        self.targets.append(f"{host}:{port}")
+        upstream = await asyncio.open_connection(host, port)
+        writer.write(b"\x05\x00\x00\x01" + bytes(4) + bytes(2))
+        await _splice((reader, writer), upstream)
+        writer.close()
+
+
+@pytest.fixture
+async def proxy() -> AsyncIterator[RecordingProxy]:
+    async with RecordingProxy() as running:
+        yield running
+
+
+@pytest.fixture
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No proxy variable of the machine running the tests leaks into the bot."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    return monkeypatch
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    home: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+) -> AsyncIterator[Bot]:
+    bot = Bot(home, telegram, llm, monkeypatch, extra_env=env)
+    await bot.start()
+    try:
+        yield bot
+    finally:
+        await bot.stop()
+
+
+async def answered(bot: Bot) -> str:
+    bot.llm.script(text("Through the proxy."))
+    bot.telegram.inject_message(OWNER, "hi")
+    await bot.telegram.wait_for("sendMessage", timeout=15)
+    (message,) = bot.telegram.messages(OWNER)
+    return str(message["text"])
+
+
+async def test_telegram_proxy_setting_carries_the_bot_api(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    proxy: RecordingProxy,
+    clean_environment: pytest.MonkeyPatch,
+) -> None:
+    env = {"AUGURE__TELEGRAM__PROXY": proxy.url}
+    async with running_bot(tmp_path / "home", telegram, llm, clean_environment, env) as bot:
+        assert await answered(bot) == "Through the proxy."
+    api = f"{telegram.root}/bot{telegram.token}/"
+    methods = {target.removeprefix(api) for target in proxy.targets if target.startswith(api)}
+    assert {"getMe", "getUpdates", "sendMessage"} <= methods
+    # The setting is the Bot API's: the model is reached as before.
+    assert not [target for target in proxy.targets if target.startswith(llm.base_url)]
+
+
+async def test_socks5_proxy_setting_carries_the_bot_api(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    clean_environment: pytest.MonkeyPatch,
+) -> None:
+    async with RecordingSocks() as socks:
+        env = {"AUGURE__TELEGRAM__PROXY": socks.url}
+        async with running_bot(tmp_path / "home", telegram, llm, clean_environment, env) as bot:
+            assert await answered(bot) == "Through the proxy."
+    assert telegram.root.removeprefix("http://") in socks.targets
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "ALL_PROXY", "http_proxy"])
+async def test_proxy_variables_carry_telegram_and_the_model(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    proxy: RecordingProxy,
+    clean_environment: pytest.MonkeyPatch,
+    variable: str,
+) -> None:
+    env = {variable: proxy.url}
+    async with running_bot(tmp_path / "home", telegram, llm, clean_environment, env) as bot:
+        assert await answered(bot) == "Through the proxy."
+    api = f"{telegram.root}/bot{telegram.token}/"
+    assert f"{api}sendMessage" in proxy.targets
+    assert f"{api}getUpdates" in proxy.targets
+    assert f"{llm.base_url}/chat/completions" in proxy.targets
+
+
+async def test_no_proxy_keeps_its_hosts_direct(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    proxy: RecordingProxy,
+    clean_environment: pytest.MonkeyPatch,
+) -> None:
+    env = {"ALL_PROXY": proxy.url, "NO_PROXY": "127.0.0.1"}
+    async with running_bot(tmp_path / "home", telegram, llm, clean_environment, env) as bot:
+        assert await answered(bot) == "Through the proxy."
+    assert proxy.targets == []
+
+
+@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "ALL_PROXY"])
+async def test_https_bot_api_is_tunnelled_through_the_variables_proxy(
+    tmp_path: Path,
+    proxy: RecordingProxy,
+    clean_environment: pytest.MonkeyPatch,
+    variable: str,
+) -> None:
+    """The real Bot API is https: its requests are a CONNECT to the proxy, never a lookup of
+    the name here (the host below does not resolve)."""
+    clean_environment.setenv(variable, proxy.url)
+    clean_environment.setenv("AUGURE_TELEGRAM_API_URL", "https://api.telegram.invalid")
+    config = load_config(home=tmp_path)
+    application = build_application(config, "123456:TEST-TOKEN")
+    with pytest.raises(NetworkError):
+        await asyncio.wait_for(application.bot.initialize(), timeout=30)
+    await application.bot.shutdown()
+    assert proxy.targets == ["CONNECT api.telegram.invalid:443"]
+
+
+async def test_proxied_pools_keep_cheap_idle_checks(
+    tmp_path: Path, clean_environment: pytest.MonkeyPatch
+) -> None:
+    """The proxies' own pools keep their sockets too (augure.keepalive): Telegram's through
+    the setting, the model's through the variables."""
+    clean_environment.setenv("AUGURE__TELEGRAM__PROXY", "http://127.0.0.1:3128")
+    clean_environment.setenv("ALL_PROXY", "http://127.0.0.1:3129")
+    config = load_config(home=tmp_path)
+    application = build_application(config, "123456:TEST-TOKEN")
+    llm = LLM(config.llm)
+    clients = [request._client for request in application.bot._request]  # type: ignore[attr-defined]
+    clients.append(llm.client._client)
+    try:
+        for client in clients:
+            proxied = [t for t in client._mounts.values() if t is not None]
+            assert proxied, "no proxy mounted"
+            for transport in [client._transport, *proxied]:
+                assert isinstance(transport._pool._network_backend, KeptSocket)
+    finally:
+        await llm.client.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://proxy.lan:3128", "https://user:secret@proxy.lan", "socks5://127.0.0.1:1080"],
+)
+def test_proxy_setting_accepts_http_https_and_socks5(
+    tmp_path: Path, clean_environment: pytest.MonkeyPatch, url: str
+) -> None:
+    (tmp_path / "augure.toml").write_text(f'[telegram]\nproxy = "{url}"\n')
+    assert load_config(home=tmp_path).telegram.proxy == url
+
+
+@pytest.mark.parametrize("url", ["ftp://proxy.lan", "proxy.lan:3128", "socks4://proxy.lan"])
+def test_proxy_setting_with_another_scheme_is_one_clear_line(
+    tmp_path: Path, clean_environment: pytest.MonkeyPatch, url: str
+) -> None:
+    (tmp_path / "augure.toml").write_text(f'[telegram]\nproxy = "{url}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(home=tmp_path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "telegram.proxy" in message
+    assert "http://, https:// or socks5://" in message
