@@ -1,8 +1,8 @@
-"""`augure dashboard`: the web dashboard on its own, while no bot runs on this home.
+"""`augure dashboard`: the web dashboard in a process of its own, beside a running bot or not.
 
-While `augure run` holds the home, approvals must be decided by its gate (the process whose
-tool calls wait for them), so this command refuses and names `[dashboard] enabled`, which
-serves the dashboard from inside the bot instead.
+It never takes the home's lock and runs nothing (augure/dashboard/standalone.py): what it
+decides reaches a running bot through state.db, as `augure approve` does, and the bot edits
+its Telegram request message. See docs/dashboard.md.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import signal
 from typing import Any
 
 from augure.config import Config
-from augure.errors import UsageError
 
 
 def add_parser(commands: Any) -> None:
@@ -25,32 +24,34 @@ def add_parser(commands: Any) -> None:
 
 
 async def dashboard(config: Config, args: argparse.Namespace) -> int:
-    from augure.app import Core
     from augure.dashboard.server import Dashboard
+    from augure.dashboard.standalone import Standalone
     from augure.home import holder
 
-    running = holder(config.home)
-    if running is not None:
-        raise UsageError(
-            f"a bot is running on {config.home} (pid {running.pid}); approvals must go through "
-            "it: set [dashboard] enabled = true in augure.toml and restart it, then send "
-            "/dashboard to the bot for a login link"
-        )
     server = Dashboard(config.dashboard, args.host, args.port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    # The core without Telegram and without the scheduler loop: the pages read and decide;
-    # "run now" and pauses are recorded and take effect when the bot runs.
-    core = await Core.open(config, approvers=[server])
+    bot = holder(config.home)
+    state = await Standalone.open(
+        config, started_at=bot.started_at if bot and bot.started_at else None
+    )
     try:
-        # What a stopped bot left pending will never run: rejected as a bot's start does, so
-        # no press here "approves" a call that no process is waiting to make.
-        await core.gate.reject_stale()
-        await server.start(core)
+        if bot is None:
+            # What a stopped bot left pending will never run: rejected as a bot's start does,
+            # so no press here "approves" a call that no process is waiting to make. Beside a
+            # running bot those requests are its own, waiting for an answer: left alone.
+            await state.gate.reject_stale()
+        else:
+            print(
+                f"Beside the bot running on this home (pid {bot.pid}): it runs what you "
+                "approve here and updates Telegram.",
+                flush=True,
+            )
+        await server.start(state)
         await stop.wait()
     finally:
         await server.stop()
-        await core.close()
+        await state.close()
     return 0

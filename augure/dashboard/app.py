@@ -14,17 +14,16 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from augure.app import Core
 from augure.dashboard.auth import Session, Sessions
 from augure.dashboard.hosts import OwnAddressOnly
 from augure.dashboard.pages import PAGES
-from augure.dashboard.web import Dash, templates
+from augure.dashboard.web import Dash, Served, templates
 
 STATIC = Path(__file__).parent / "static"
 
 
 def build(
-    core: Core, *, secure_cookie: bool, base: str, hosts: frozenset[str] | None
+    core: Served, *, secure_cookie: bool, base: str, hosts: frozenset[str] | None
 ) -> OwnAddressOnly:
     """The application: `base` is the secret path prefix of every page (the session cookie's
     Path); `hosts` the Host values it answers (None: any; see augure/dashboard/hosts.py)."""

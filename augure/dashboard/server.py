@@ -1,4 +1,5 @@
-"""The dashboard served inside the process that holds the core (SPEC §12).
+"""The dashboard's server, inside the bot's process (`augure run` with `[dashboard] enabled`)
+or in `augure dashboard`'s own (see docs/dashboard.md).
 
 It is one more approver of the gate: it has nothing to push (its approvals page lists what is
 pending) and nothing to conclude, but being listed means a request stays open for it even when
@@ -13,12 +14,14 @@ import ipaddress
 import logging
 import secrets
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from augure.app import Core
 from augure.approval.gate import ApprovalRequest, Decide, Verdict
 from augure.config import DashboardConfig
 from augure.errors import UsageError
+
+if TYPE_CHECKING:  # web.py needs the dashboard extra, imported only once it serves
+    from augure.dashboard.web import Served
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +56,7 @@ class Dashboard:
         check_host(settings, self.host)
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
-        self.core: Core | None = None
+        self.core: Served | None = None
         # Pages live under a path no other server can guess, new at each start; the session
         # cookie is scoped to it (augure/dashboard/auth.py).
         self.base = "/" + secrets.token_urlsafe(16)
@@ -74,7 +77,7 @@ class Dashboard:
         """Where the pages are: known only to whoever logged in (the login redirects there)."""
         return self.root + self.base
 
-    async def start(self, core: Core) -> None:
+    async def start(self, core: Served) -> None:
         try:
             import uvicorn
 

@@ -1,4 +1,5 @@
-"""What every page module is given: the core, the sessions, and one way to render and route."""
+"""What every page module is given: the state it serves, the sessions, and one way to render
+and route."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
@@ -17,9 +18,19 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from augure.app import Core
+from augure.approval.gate import ApprovalGate
 from augure.approval.shown import visible
+from augure.background import TaskManager
+from augure.config import Config
 from augure.dashboard.auth import Session, Sessions, guarded, no_store
+from augure.llm import LLM
+from augure.logins import LoginTokens
+from augure.memory.store import MemoryStore
+from augure.scheduler.service import Scheduler
+from augure.secrets import Redactor
+from augure.skills.store import SkillStore
+from augure.store.audit import Audit
+from augure.store.db import Store
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -38,7 +49,44 @@ NOTES = {
     "cancelled": "Task cancelled; its work was stopped.",
     "ended": "That task was no longer running; nothing was cancelled.",
     "requested": "The job will run within a second or two (or when the scheduler next runs).",
+    "elsewhere": "That task runs in the bot: cancel it in Telegram with /tasks.",
 }
+
+
+class SkillFiles(Protocol):
+    @property
+    def files(self) -> SkillStore: ...
+
+
+class Served(Protocol):
+    """What the pages read and act through: the bot's own core when `augure run` serves the
+    dashboard, or the standalone command's (augure/dashboard/standalone.py), which runs
+    nothing and reaches a running bot through state.db only."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def memory(self) -> MemoryStore: ...
+    @property
+    def audit(self) -> Audit: ...
+    @property
+    def gate(self) -> ApprovalGate: ...
+    @property
+    def scheduler(self) -> Scheduler: ...
+    @property
+    def skills(self) -> SkillFiles: ...
+    @property
+    def tasks(self) -> TaskManager | None: ...
+    @property
+    def llm(self) -> LLM: ...
+    @property
+    def redact(self) -> Redactor: ...
+    @property
+    def started_at(self) -> float: ...
+    @property
+    def logins(self) -> LoginTokens: ...
 
 
 @dataclass(frozen=True)
@@ -52,7 +100,7 @@ class Page:
 
 @dataclass
 class Dash:
-    core: Core
+    core: Served
     sessions: Sessions
     templates: Jinja2Templates
     menu: tuple[Page, ...] = ()

@@ -1,10 +1,12 @@
-"""`augure dashboard` from the command line (loopback only unless allowed, never beside a bot,
-a login link printed once it serves), and /dashboard in a bot that does not serve it."""
+"""`augure dashboard` from the command line (loopback only unless allowed, beside a bot's held
+home too, a login link printed once it serves), and /dashboard in a bot that does not serve it.
+Beside a real running bot: test_dashboard_beside_bot.py."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 import sqlite3
@@ -32,14 +34,19 @@ async def test_a_non_loopback_host_is_refused_in_one_line(tmp_path: Path) -> Non
     ]
 
 
-async def test_it_refuses_while_a_bot_runs_on_the_home(tmp_path: Path) -> None:
+async def test_beside_a_held_home_it_serves_and_takes_no_lock(tmp_path: Path) -> None:
     lock = HomeLock(tmp_path)
     lock.acquire()
     try:
-        code, _, err = await augure("dashboard", env=environment(tmp_path))
+        process, link = await _started(tmp_path)
+        try:
+            assert await asyncio.to_thread(_status, link) == 200
+            code, out, _ = await augure("status", env=environment(tmp_path))
+            assert code == 0 and f"pid {os.getpid()}" in out  # still the bot's, not taken
+        finally:
+            await _stopped(process)
     finally:
         lock.release()
-    assert code == 1 and "[dashboard] enabled = true" in err and len(err.splitlines()) == 1
 
 
 async def test_a_busy_port_is_one_line(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 running one has a Cancel button that goes through the task manager, as /tasks's button and
 `task_cancel` do, so its work (and any process it started) is stopped.
 
-Only the process running a task can stop it: served by `augure dashboard` (no bot), this
-process runs none, so the page lists and offers no Cancel.
+Only the process running a task can stop it: served by `augure dashboard`, this process runs
+none (a running bot does), so the page offers no Cancel and refuses one in a line that says
+where to cancel instead.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def routes(dash: Dash) -> list[Route]:
                 "elapsed": elapsed(row.elapsed()),
                 "result": excerpt(row.result, EXCERPT),
                 "cancellable": row.id in cancellable,
+                "elsewhere": row.status == "running" and row.id not in cancellable,
             }
             for row in rows[:PAGE_SIZE]
         ]
@@ -59,6 +61,10 @@ def routes(dash: Dash) -> list[Route]:
 
     async def cancel(request: Request, session: Session, form: FormData) -> Response:
         task_id = request.path_params["id"]
+        if task_id not in manager.running():
+            row = await manager.tasks.get(task_id)
+            if row is not None and row.status == "running":
+                return back("/tasks", "elsewhere")
         await manager.cancel(task_id)
         row = await manager.tasks.get(task_id)
         return back("/tasks", "cancelled" if row and row.status == "cancelled" else "ended")
