@@ -54,12 +54,16 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     restore.add_argument("file", type=Path, help="a .tar.gz written by `augure backup`")
 
 
+ENV_LEFT_OUT = f"{ENV_FILE_NAME} is not part of a backup (it holds the secrets)"
+
+
 async def backup_command(args: argparse.Namespace) -> int:
     try:
         written = create_backup(default_home(), args.file)
     except BackupError as exc:
         raise UsageError(str(exc)) from None
-    print(written)
+    print(f"wrote {written.resolve()}: {contents(written)}")
+    print(f"{ENV_LEFT_OUT}: keep a copy of it elsewhere")
     return 0
 
 
@@ -69,12 +73,27 @@ async def restore_command(args: argparse.Namespace) -> int:
         restore_backup(args.file, home)
     except BackupError as exc:
         raise UsageError(str(exc)) from None
-    print(f"restored {args.file} into {home}")
-    print(
-        f"{ENV_FILE_NAME} is not part of a backup (it holds the secrets): "
-        f"copy the old one into {home}, mode 600"
-    )
+    print(f"restored {contents(args.file)} from {args.file.resolve()} into {home}")
+    print(f"{ENV_LEFT_OUT}: copy the old one into {home}, mode 600")
     return 0
+
+
+def contents(file: Path) -> str:
+    """What an archive holds, in the owner's terms: each part, and the files in a folder."""
+    with tarfile.open(file, "r:gz") as archive:
+        members = archive.getmembers()
+    files = {name: 0 for name in FOLDERS}
+    present: set[str] = set()
+    for member in members:
+        top, *rest = PurePosixPath(member.name).parts
+        present.add(top)
+        if rest and member.isfile() and top in files:
+            files[top] += 1
+    parts = [name for name in (DATABASE, CONFIG) if name in present]
+    for name, count in files.items():
+        if name in present:
+            parts.append(f"{name}/ ({count} file{'' if count == 1 else 's'})")
+    return ", ".join(parts) or "nothing (the home was empty)"
 
 
 def default_name() -> Path:

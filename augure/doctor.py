@@ -121,6 +121,8 @@ async def _browser(config: Config) -> Check:
 def _short(exc: BaseException, config: Config) -> str:
     from augure.secrets import Redactor
 
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    line = f"{type(exc).__name__}: {text}"[:160] if text else type(exc).__name__
-    return Redactor.from_config(config)(line)
+    # The message alone: an exception's class name tells the owner nothing to do.
+    text = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+    if not text:
+        text = "did not finish in time" if isinstance(exc, TimeoutError) else "failed silently"
+    return Redactor.from_config(config)(text)

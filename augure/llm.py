@@ -7,11 +7,11 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 
-from augure.config import LLMConfig
+from augure.config import Config, LLMConfig, source_of
 from augure.import_guard import importing_without
 from augure.keepalive import keep_client_sockets
 
@@ -26,13 +26,89 @@ TextSink = Callable[[str], Awaitable[None]]
 ToolCallSink = Callable[["ToolCallRequest"], None]
 Wanted = TypeVar("Wanted", list[Any], dict[str, Any], str, int)
 
+OPENAI_URL = "https://api.openai.com/v1"
+
+# A fault that asking again cannot fix, by the setting that fixes it: the key was refused,
+# the key may not use the model, the model is unknown, the address has no chat endpoint.
+Fault = Literal["key", "access", "model", "endpoint"]
+
 
 class LLMError(Exception):
-    """The endpoint failed after the SDK's retries; the message is fit for the owner."""
+    """The endpoint failed after the SDK's retries; the message is fit for the owner.
+    `fault` is set when only a change of setting can help (see `for_owner`)."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        *,
+        fault: Fault | None = None,
+        model: str = "",
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.fault = fault
+        self.model = model
+
+
+def classify(status: int, code: object, message: str) -> Fault | None:
+    """What an error status means for the owner; None for a fault a retry may fix."""
+    if status == 401:
+        return "key"
+    if status == 403:
+        return "access"
+    if status == 404:
+        return "model" if code == "model_not_found" or "model" in message.lower() else "endpoint"
+    return None
+
+
+def fault_line(
+    fault: Fault,
+    status: int,
+    url: str,
+    model: str,
+    *,
+    key_from: str,
+    url_from: str,
+    model_from: str,
+) -> str:
+    """The one line `augure doctor` and a failed chat turn both give for `fault`."""
+    if fault == "key":
+        return f"{url} rejected the API key ({status}): {_fix(key_from)}"
+    if fault == "access":
+        both = f"{_fix(model_from)} or {_fix(key_from).removeprefix('fix ')}"
+        return f"{url} does not let this API key use the model {model!r} ({status}): {both}"
+    if fault == "model":
+        return f"{url} does not know the model {model!r}: {_fix(model_from)}"
+    return f"{url} has no chat completions endpoint ({status}): {_fix(url_from)}"
+
+
+def _fix(source: str) -> str:
+    """`source_of`'s phrase as an instruction: "fix" a value that is set, else where to set it."""
+    unset = "not set: "
+    return source.removeprefix(unset) if source.startswith(unset) else f"fix {source}"
+
+
+def explain(exc: LLMError, config: Config) -> str:
+    """What went wrong; for a fault only a setting can cure, which setting and where it is
+    set, in the words of `augure doctor`."""
+    if exc.fault is None or exc.status is None:
+        return str(exc)
+    return fault_line(
+        exc.fault,
+        exc.status,
+        config.llm.base_url or OPENAI_URL,
+        exc.model or config.llm.model,
+        key_from=source_of(config, "llm", "api_key"),
+        url_from=source_of(config, "llm", "base_url"),
+        model_from=source_of(config, "llm", "model"),
+    )
+
+
+def for_owner(exc: LLMError, config: Config) -> str:
+    """A failed model call, told in the chat: "try again" only when trying again may work."""
+    again = " Please try again." if exc.fault is None else ""
+    return f"Sorry, I could not get an answer: {explain(exc, config)}.{again}"
 
 
 @dataclass
@@ -145,7 +221,7 @@ class LLM:
         except openai.APIConnectionError:
             raise LLMError("the model endpoint cannot be reached") from None
         except openai.APIStatusError as exc:
-            raise self._status_error(exc) from None
+            raise self._status_error(exc, request["model"]) from None
         choices = _field(completion, "choices", list)
         if not choices:
             raise LLMError("the model returned no answer")
@@ -167,7 +243,7 @@ class LLM:
             completion_tokens=_field(usage, "completion_tokens", int),
         )
 
-    def _status_error(self, exc: APIStatusError) -> LLMError:
+    def _status_error(self, exc: APIStatusError, model: str) -> LLMError:
         if exc.status_code >= 500 and isinstance(exc.body, str) and exc.body:
             # A web page (a proxy's error page, a captive portal): the SDK retried it like
             # any 5xx; the page itself means nothing to the owner.
@@ -177,7 +253,9 @@ class LLM:
                 f"tried {tries} time{'s' if tries > 1 else ''}",
                 exc.status_code,
             )
-        return LLMError(f"the model endpoint answered {exc.status_code}", exc.status_code)
+        status = exc.status_code
+        fault = classify(status, exc.code, exc.message)
+        return LLMError(f"the model endpoint answered {status}", status, fault=fault, model=model)
 
     async def _stream(
         self,

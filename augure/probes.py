@@ -11,8 +11,9 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from augure.llm import OPENAI_URL, classify, fault_line
+
 TIMEOUT = 10.0
-OPENAI_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ def _host(url: str) -> str:
     return urlsplit(url).hostname or url
 
 
-def _network_problem(exc: BaseException, url: str) -> str:
+def _network_problem(exc: BaseException, url: str) -> str | None:
     """DNS failure or refused/unreachable connection, from the exception's causes."""
     seen: BaseException | None = exc
     while seen is not None:
@@ -36,28 +37,52 @@ def _network_problem(exc: BaseException, url: str) -> str:
         if isinstance(seen, TimeoutError):
             return f"{_host(url)} did not answer within {TIMEOUT:g} s"
         seen = seen.__cause__ or seen.__context__
-    return f"cannot connect to {_host(url)} ({type(exc).__name__})"
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().split("\n", 1)[0][:160]
+
+
+def _unreachable(exc: BaseException, url: str) -> str:
+    """A failed connection in words: the library's own class names mean nothing to the owner,
+    so the deepest cause's message (a TLS or proxy refusal) stands in for an unknown one."""
+    known = _network_problem(exc, url)
+    if known is not None:
+        return known
+    root = exc
+    while (below := root.__cause__ or root.__context__) is not None:
+        root = below
+    detail = _first_line(root)
+    return f"cannot connect to {_host(url)}" + (f" ({detail})" if detail else "")
 
 
 async def telegram(token: str, api_url: str, *, token_from: str, url_from: str) -> Probe:
-    """`getMe`: a rejected token and an unreachable Bot API host are told apart."""
+    """`getMe`: a rejected token, a refusal, an error page and an unreachable Bot API host
+    are told apart."""
     from telegram import Bot
-    from telegram.error import InvalidToken, NetworkError, TelegramError
+    from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 
     root = api_url.rstrip("/")
     try:
         bot = Bot(token, base_url=f"{root}/bot", base_file_url=f"{root}/file/bot")
     except InvalidToken:
         return Probe(False, f"the bot token is empty or malformed: fix {token_from}")
+    api = f"the Bot API at {_host(root)}"
     try:
         me = await asyncio.wait_for(bot.get_me(), TIMEOUT)
     except InvalidToken:
         return Probe(False, f"Telegram rejected the bot token (401): fix {token_from}")
+    except BadRequest as exc:  # a NetworkError to python-telegram-bot, yet an answer
+        return Probe(False, f"{api} refused getMe ({exc.message}): check {token_from}")
     except (NetworkError, TimeoutError) as exc:
         problem = _network_problem(exc, root)
-        return Probe(False, f"{problem}: check {url_from}")
+        if problem is None and isinstance(exc, NetworkError) and exc.__cause__ is None:
+            # Raised on an HTTP answer (a proxy's 502), not on a broken connection.
+            problem = f"{api} answered with an error ({exc.message})"
+        return Probe(False, f"{problem or _unreachable(exc, root)}: check {url_from}")
     except TelegramError as exc:
-        return Probe(False, f"getMe failed ({type(exc).__name__}): check {token_from}")
+        return Probe(False, f"{api} refused getMe ({exc.message}): check {token_from}")
     finally:
         await bot.shutdown()
     return Probe(True, f"getMe: @{me.username}")
@@ -81,21 +106,19 @@ async def llm(
         await client.chat.completions.create(
             model=model, messages=[{"role": "user", "content": "Say OK."}], max_tokens=1
         )
-    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-        return Probe(False, f"{url} rejected the API key ({exc.status_code}): fix {key_from}")
-    except openai.NotFoundError as exc:
-        if exc.code == "model_not_found" or "model" in exc.message.lower():
-            return Probe(False, f"{url} does not know the model {model!r}: fix {model_from}")
-        return Probe(False, f"{url} has no chat completions endpoint (404): fix {url_from}")
-    except openai.APITimeoutError:
-        return Probe(False, f"{_host(url)} did not answer within {TIMEOUT:g} s: check {url_from}")
-    except openai.APIConnectionError as exc:
-        return Probe(False, f"{_network_problem(exc, url)}: check {url_from}")
     except openai.BadRequestError:
         # The key and model were accepted; only the 1-token test request was not to its taste.
         return Probe(True, f"{url} answers with model {model}")
     except openai.APIStatusError as exc:
-        return Probe(False, f"{url} answered {exc.status_code}: check {url_from}")
+        fault = classify(exc.status_code, exc.code, exc.message)
+        if fault is None:
+            return Probe(False, f"{url} answered {exc.status_code}: check {url_from}")
+        sources = {"key_from": key_from, "url_from": url_from, "model_from": model_from}
+        return Probe(False, fault_line(fault, exc.status_code, url, model, **sources))
+    except openai.APITimeoutError:
+        return Probe(False, f"{_host(url)} did not answer within {TIMEOUT:g} s: check {url_from}")
+    except openai.APIConnectionError as exc:
+        return Probe(False, f"{_unreachable(exc, url)}: check {url_from}")
     finally:
         await client.close()
     return Probe(True, f"{url} answers with model {model}")

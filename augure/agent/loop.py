@@ -20,7 +20,7 @@ from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnSt
 from augure.caller import Caller, Grants
 from augure.codemode.tool import code_mode_schema
 from augure.config import Config
-from augure.llm import LLMError, LLMResponse
+from augure.llm import LLMError, LLMResponse, explain, for_owner
 from augure.memory.store import MemoryStore
 from augure.personas import Personas
 from augure.secrets import Redactor
@@ -145,10 +145,8 @@ class Agent:
                     response = await self._ask(state, dispatch)
                 except LLMError as exc:
                     await dispatch.settle()
-                    log.warning("LLM call failed: %s", exc)
-                    return await self._finish(
-                        state, f"Sorry, I could not get an answer: {exc}. Please try again."
-                    )
+                    log.warning("LLM call failed: %s", explain(exc, self.config))
+                    return await self._finish(state, for_owner(exc, self.config))
                 if not response.tool_calls:
                     answer = response.content or "(The model returned an empty answer.)"
                     return await self._finish(state, answer, self._said(response.as_message()))

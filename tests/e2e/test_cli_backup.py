@@ -16,6 +16,7 @@ import pytest
 from augure.backup import create_backup
 from tests.e2e.helpers import augure, environment
 
+ROOT = Path(__file__).resolve().parents[2]
 BATCH = 50
 # Writes batches of BATCH rows, each in one transaction, until told to stop: a snapshot
 # taken in the middle of a transaction would hold a partial batch.
@@ -67,7 +68,7 @@ async def test_backup_while_another_process_writes_is_consistent(tmp_path: Path)
         archive = tmp_path / "backup.tar.gz"
         code, out, err = await augure("backup", str(archive), env=environment(home))
         assert code == 0, err
-        assert out.strip() == str(archive)
+        assert out.startswith(f"wrote {archive}: state.db, "), out
     finally:
         stop.touch()
         await asyncio.wait_for(writer.wait(), 30)
@@ -154,3 +155,37 @@ def test_default_name_has_a_timestamp(tmp_path: Path, monkeypatch: pytest.Monkey
     assert re.fullmatch(r"augure-backup-\d{8}-\d{6}\.tar\.gz", written.name)
     assert (tmp_path / written).is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
+HOLDS = "state.db, augure.toml, memory/ (1 file), skills/ (1 file), personas/ (1 file)"
+ENV_LEFT_OUT = ".env is not part of a backup (it holds the secrets)"
+
+
+async def test_backup_says_what_it_wrote_and_that_env_is_left_out(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    make_home(home)
+    # Run from another folder with a relative name, as an owner typing it would.
+    env = environment(home, {"PYTHONPATH": str(ROOT)})
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "augure", "backup", "b.tar.gz", env=env, cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = (part.decode() for part in await asyncio.wait_for(process.communicate(), 30))
+    assert process.returncode == 0, err
+    written, env_line = out.strip().splitlines()
+    # The whole path, so a backup made from a relative name can still be found.
+    assert written == f"wrote {tmp_path / 'b.tar.gz'}: {HOLDS}", written
+    assert env_line.startswith(ENV_LEFT_OUT) and "keep" in env_line, env_line
+
+
+async def test_restore_says_what_it_restored_and_that_env_is_left_out(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    make_home(home)
+    archive = tmp_path / "b.tar.gz"
+    assert (await augure("backup", str(archive), env=environment(home)))[0] == 0
+    fresh = tmp_path / "fresh"
+    code, out, err = await augure("restore", str(archive), env=environment(fresh))
+    assert code == 0, err
+    restored, env_line = out.strip().splitlines()
+    assert restored == f"restored {HOLDS} from {archive} into {fresh}", restored
+    assert env_line.startswith(ENV_LEFT_OUT) and str(fresh) in env_line, env_line

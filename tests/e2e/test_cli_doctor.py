@@ -82,9 +82,10 @@ def rejects(status: int, message: str) -> Callable[[FakeOpenAI], None]:
             "rejected the API key (401): fix the environment variable OPENAI_API_KEY",
         ),
         (
-            rejects(403, "Project does not have access"),
+            rejects(403, "Project does not have access to model test-model"),
             {},
-            "rejected the API key (403): fix the environment variable OPENAI_API_KEY",
+            "does not let this API key use the model 'test-model' (403): fix the environment "
+            "variable AUGURE_MODEL or the environment variable OPENAI_API_KEY",
         ),
         (
             rejects(404, "The model `test-model` does not exist"),
@@ -155,3 +156,53 @@ async def test_doctor_command_prints_each_failure_and_exits_non_zero(tmp_path: P
     assert "FAIL  llm: " in out and "does not know the model 'test-model'" in out
     assert "Traceback" not in out + err
     assert "not-the-token" not in out + err and KEY not in out + err
+
+
+# What a line must not show: the class of the exception behind it means nothing to the owner.
+CLASS_NAMES = ("Error", "BadRequest", "Exception")
+
+
+@pytest.mark.parametrize(
+    ("status", "description", "expected"),
+    [
+        (
+            400,
+            "bot is not allowed here",
+            "the Bot API at 127.0.0.1 refused getMe (Bot is not allowed here): "
+            "check the environment variable TELEGRAM_BOT_TOKEN",
+        ),
+        (
+            502,
+            None,
+            "the Bot API at 127.0.0.1 answered with an error (Bad Gateway): "
+            "check the environment variable AUGURE_TELEGRAM_API_URL",
+        ),
+    ],
+    ids=["refused", "a gateway error"],
+)
+async def test_telegram_answering_an_error_is_told_without_a_class_name(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    status: int,
+    description: str | None,
+    expected: str,
+) -> None:
+    telegram.plan_error("getMe", status, description=description)
+    check = await doctor._telegram(configure(tmp_path, telegram, llm, monkeypatch))
+    assert not check.ok and check.detail == expected, check.detail
+    assert not any(name in check.line() for name in CLASS_NAMES), check.line()
+
+
+async def test_a_browser_that_is_not_there_is_told_without_a_class_name(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "no-such-chromium"
+    config = configure(
+        tmp_path, telegram, llm, monkeypatch,
+        AUGURE__TOOLS__BROWSER__EXECUTABLE_PATH=str(missing),
+    )  # fmt: skip
+    check = await doctor._browser(config)
+    assert not check.ok and "[tools.browser] executable_path" in check.detail, check.detail
+    assert not any(name in check.line() for name in CLASS_NAMES), check.line()

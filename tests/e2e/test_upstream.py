@@ -106,7 +106,8 @@ async def test_a_rejected_token_is_one_line_without_the_token(tmp_path: Path) ->
         code, _, err = await augure("run", env=env | {"TELEGRAM_BOT_TOKEN": wrong})
         assert code == 1
         assert err.strip().splitlines()[-1] == (
-            "augure: Telegram rejected the bot token (TELEGRAM_BOT_TOKEN)"
+            "augure: Telegram rejected the bot token (401): "
+            "fix the environment variable TELEGRAM_BOT_TOKEN"
         )
         assert wrong not in err and "WRONG-token" not in err
 
@@ -116,7 +117,7 @@ async def test_a_rejected_token_is_one_line_without_the_token(tmp_path: Path) ->
         assert code == 1
         assert err.strip().splitlines()[-1] == (
             f"augure: cannot reach the Bot API at {down}; "
-            "check AUGURE_TELEGRAM_API_URL and the network"
+            "check the environment variable AUGURE_TELEGRAM_API_URL and the network"
         )
         assert telegram.token not in err
 

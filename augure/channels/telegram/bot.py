@@ -57,7 +57,7 @@ from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.tasks import PREFIX as TASK
 from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
-from augure.config import Config
+from augure.config import Config, source_of
 from augure.home import HomeError, HomeLock
 from augure.keepalive import keep_client_sockets, tls_context
 from augure.llm import LLMError
@@ -437,16 +437,17 @@ def _start_failure(exc: Exception, config: Config) -> str:
     from augure.logs import BOT_TOKEN_IN_URL
     from augure.secrets import Redactor
 
+    # Named where the owner set it (file and key, .env or variable), as `augure doctor` does.
+    token_from = source_of(config, "telegram", "token")
     if isinstance(exc, InvalidToken):
-        return "Telegram rejected the bot token (TELEGRAM_BOT_TOKEN)"
+        return f"Telegram rejected the bot token (401): fix {token_from}"
+    # Left at its default, the address is named by where it can be set.
+    url_from = source_of(config, "telegram", "api_url").removeprefix("not set: set ")
     if isinstance(exc, NetworkError):
         where = config.telegram.api_url.rstrip("/")
-        return f"cannot reach the Bot API at {where}; check AUGURE_TELEGRAM_API_URL and the network"
+        return f"cannot reach the Bot API at {where}; check {url_from} and the network"
     detail = BOT_TOKEN_IN_URL.sub(r"\1<token>", Redactor.from_config(config)(str(exc)))
-    return (
-        f"cannot start the Telegram bot ({type(exc).__name__}: {detail}); "
-        "check TELEGRAM_BOT_TOKEN and AUGURE_TELEGRAM_API_URL"
-    )
+    return f"cannot start the Telegram bot ({detail}); check {token_from} and {url_from}"
 
 
 STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM

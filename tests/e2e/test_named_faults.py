@@ -1,0 +1,142 @@
+"""Faults that name their true source and fix (SPEC §1): a setting read from `augure.toml` is
+named by file and key, one read from a variable by the variable; a model fault that a retry
+cannot fix reaches the owner in `augure doctor`'s words, never with "try again"."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import OWNER, Bot, bot_environment
+from tests.e2e.helpers import augure, environment
+from tests.fakes.openai import FakeOpenAI, error
+from tests.fakes.telegram import FakeTelegram
+
+WRONG_TOKEN = "999999:WRONG-token-never-valid"
+KEY = "sk-test-secret-key"
+
+
+@pytest.mark.parametrize("source", ["augure.toml", ".env", "variable"])
+async def test_a_rejected_token_at_start_names_where_it_came_from(
+    tmp_path: Path, source: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(home, bot_environment(home, telegram, llm))
+        del env["TELEGRAM_BOT_TOKEN"]
+        if source == "augure.toml":
+            (home / "augure.toml").write_text(f'[telegram]\ntoken = "{WRONG_TOKEN}"\n')
+            fix = f"{home / 'augure.toml'}, key token in [telegram]"
+        elif source == ".env":
+            (home / ".env").write_text(f"TELEGRAM_BOT_TOKEN={WRONG_TOKEN}\n")
+            fix = f"TELEGRAM_BOT_TOKEN in {home / '.env'}"
+        else:
+            env["TELEGRAM_BOT_TOKEN"] = WRONG_TOKEN
+            fix = "the environment variable TELEGRAM_BOT_TOKEN"
+        code, _, err = await augure("run", env=env)
+    assert code == 1
+    told = err.strip().splitlines()[-1]
+    assert told == f"augure: Telegram rejected the bot token (401): fix {fix}"
+    assert WRONG_TOKEN not in err and "WRONG-token" not in err
+
+
+def owner_texts(bot: Bot) -> list[str]:
+    return [m["text"] for m in bot.telegram.messages(OWNER)]
+
+
+# Each case: the endpoint's answer, where the key and model are set, and the words expected
+# after the endpoint's address. `{toml}` is the home's augure.toml.
+CASES = {
+    "401, key from the variable": (
+        error(401, "Incorrect API key provided"),
+        "variables",
+        "rejected the API key (401): fix the environment variable OPENAI_API_KEY",
+    ),
+    "401, key from augure.toml": (
+        error(401, "Incorrect API key provided"),
+        "augure.toml",
+        "rejected the API key (401): fix {toml}, key api_key in [llm]",
+    ),
+    "401, no key set": (
+        error(401, "You didn't provide an API key"),
+        "nowhere",
+        "rejected the API key (401): set OPENAI_API_KEY or [llm] api_key in {toml}",
+    ),
+    "403, model forbidden to the key": (
+        error(403, "Project does not have access to model test-model"),
+        "variables",
+        "does not let this API key use the model 'test-model' (403): "
+        "fix the environment variable AUGURE_MODEL or the environment variable OPENAI_API_KEY",
+    ),
+    "404, model from the variable": (
+        error(404, "The model `test-model` does not exist"),
+        "variables",
+        "does not know the model 'test-model': fix the environment variable AUGURE_MODEL",
+    ),
+    "404, model from augure.toml": (
+        error(404, "The model `test-model` does not exist"),
+        "augure.toml",
+        "does not know the model 'test-model': fix {toml}, key model in [llm]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_a_model_fault_a_retry_cannot_fix_names_the_fix_in_the_chat_and_the_log(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    case: str,
+) -> None:
+    reply, where, words = CASES[case]
+    home = tmp_path / "home"
+    home.mkdir()
+    toml = home / "augure.toml"
+    extra: dict[str, str] = {}
+    if where != "variables":
+        # An empty variable counts as unset, so the file (or the default) is what is used.
+        extra = {"OPENAI_API_KEY": "", "AUGURE_MODEL": ""}
+        toml.write_text('[llm]\nmodel = "test-model"\n')
+    if where == "augure.toml":
+        toml.write_text(f'[llm]\nmodel = "test-model"\napi_key = "{KEY}"\n')
+    caplog.set_level(logging.INFO)
+    bot = Bot(home, telegram, llm, monkeypatch, extra_env=extra)
+    await bot.start()
+    try:
+        llm.script(reply)
+        telegram.inject_message(OWNER, "hi")
+        await telegram.wait_for("sendMessage", timeout=20)
+        await telegram.wait_idle(quiet=0.3)
+        (message,) = owner_texts(bot)
+    finally:
+        await bot.stop()
+    expected = f"{llm.base_url} {words.format(toml=toml)}"
+    assert expected in message, message
+    assert "try again" not in message.lower()
+    assert len(llm.requests) == 1  # no retry of a fault a retry cannot fix
+    logged = [r.getMessage() for r in caplog.records if "LLM call failed" in r.getMessage()]
+    assert len(logged) == 1 and expected in logged[0], logged
+    assert KEY not in message and KEY not in logged[0]
+
+
+@pytest.mark.parametrize("status", [429, 500])
+async def test_a_fault_a_retry_can_fix_still_says_try_again(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+    status: int,
+) -> None:  # fmt: skip
+    bot = Bot(tmp_path / "home", telegram, llm, monkeypatch)
+    await bot.start()
+    try:
+        llm.script(*[error(status, "slow down")] * 3)  # the first try and two retries
+        telegram.inject_message(OWNER, "hi")
+        await telegram.wait_for("sendMessage", timeout=30)
+        await telegram.wait_idle(quiet=0.3)
+        (message,) = owner_texts(bot)
+    finally:
+        await bot.stop()
+    assert f"answered {status}" in message and "Please try again" in message, message
