@@ -160,8 +160,21 @@ class Core:
                         await notifier.deliver(chat_id, artifact)
 
         tasks = TaskManager(Tasks(store.db), announce)
+        mcp = McpManager(config.mcp, config.home / "logs" / "mcp", redact)
+
+        def mcp_absent(name: str) -> str | None:
+            # A tool `[tools]` leaves out stays unknown, whatever its server's state.
+            return mcp.absent(name) if enabled(name, config) else None
+
         executor = Executor(
-            registry, audit, gate, config, redact, progress=progress, background=tasks.submit
+            registry,
+            audit,
+            gate,
+            config,
+            redact,
+            progress=progress,
+            background=tasks.submit,
+            absent=mcp_absent,
         )
 
         # The jobs' runners reach the agent and the skills built below, when a job runs.
@@ -209,7 +222,16 @@ class Core:
         catalog = Catalog()
         personas = Personas(config.home, store)
         agent = Agent(
-            config, store, registry, executor, model or llm, memory, redact, catalog, personas
+            config,
+            store,
+            registry,
+            executor,
+            model or llm,
+            memory,
+            redact,
+            catalog,
+            personas,
+            tools_ready=mcp.started,
         )
         # Offered only when an agent is configured; its subagents use the turns' model.
         task = task_tool(config.agents, model or llm)
@@ -226,9 +248,8 @@ class Core:
         await skills.install_bundled()
         skills.watch()
         heartbeat = _heartbeat(config, agent, notifier)
-        # MCP servers start in the background: their tools appear as each server is ready,
-        # and a slow or broken server never delays the first answer.
-        mcp = McpManager(config.mcp, config.home / "logs" / "mcp", redact)
+        # MCP servers start in the background: their tools appear as each server is ready; a
+        # turn waits for those still starting up to `[mcp] startup_timeout_seconds`.
         mcp.start(lambda server, listed: register_mcp_tools(registry, config, server, listed))
         return cls(
             config,

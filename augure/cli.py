@@ -279,6 +279,8 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
 
     core = await Core.open(config, approvers=terminal_approvers())
     try:
+        if core.mcp is not None:  # their tools are listed and run like the built-in ones
+            await core.mcp.started()
         registry = core.registry
         if args.action == "list":
             tools = registry.list()
@@ -287,8 +289,12 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
             else:
                 for tool in tools:
                     print(f"{tool.name:<14} {tool.egress.value:<9} {registry.description(tool)}")
+            for server in core.mcp.servers.values() if core.mcp else ():
+                if server.state != "ready":  # its tools are missing above: say why
+                    print(core.redact(server.down_text()), file=sys.stderr)
             return 0
-        if registry.get(args.name) is None:
+        absent = core.executor.absent
+        if registry.get(args.name) is None and (absent is None or absent(args.name) is None):
             raise UsageError(f"unknown tool {args.name!r}; see `augure tools list`")
         try:
             arguments = json.loads(args.args)

@@ -139,6 +139,7 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.opencode.command": "program (and arguments), e.g. opencode",
     "tools.opencode.args": "arguments before the task, e.g. ['run']",
     "mcp": "MCP servers whose tools the assistant may call (pip install 'augure[mcp]').",
+    "mcp.startup_timeout_seconds": "seconds a turn waits, after start, for servers still starting",
     "mcp.servers": "one table per server: [mcp.servers.NAME], tools named mcp__NAME__TOOL",
     "mcp.servers.*.command": "program of a stdio server (set command or url)",
     "mcp.servers.*.args": "its arguments",

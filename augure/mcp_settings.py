@@ -48,6 +48,9 @@ class McpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     servers: dict[str, McpServerSettings] = {}
+    # How long after the bot starts a turn still waits for a server's first start to end, so
+    # the first message already has its tools (docs/mcp.md, "Lifecycle"); 0: never waits.
+    startup_timeout_seconds: float = Field(default=15.0, ge=0)
 
     @field_validator("servers")
     @classmethod

@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, cast
 
 from augure.agent import history
@@ -46,6 +46,7 @@ class Agent:
         redact: Redactor,
         catalog: Catalog | None = None,
         personas: Personas | None = None,
+        tools_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -57,6 +58,7 @@ class Agent:
         # The active skills, kept current by the skill service, in the prompt's stable part.
         self.catalog = catalog or Catalog()
         self.personas = personas
+        self.tools_ready = tools_ready
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._conversations: dict[str, history.Conversation] = {}
         # `Allow in this chat`: what the owner allowed per chat, until /new or a restart.
@@ -179,6 +181,8 @@ class Agent:
         # nothing the owner said, and the restart knows a reply was owed.
         await self.store.begin_turn(turn.id, turn.chat_id, turn.origin, conversation.id, stored)
         conversation.messages.append(stored)
+        if self.tools_ready is not None:  # tools still being listed (docs/mcp.md, Lifecycle)
+            await self.tools_ready()
         tally = Tally()
         # Keeps the newest (the owner's) message whole.
         limit = self.config.agent.history_tokens

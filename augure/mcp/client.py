@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,8 @@ class McpServer:
     error: str | None = None
     session: ClientSession | None = None
     listed: list[ListedTool] = field(default_factory=list)  # as of the last start
+    exit_code: int | None = None  # of a stdio process that exited on its own, this attempt
+    retry_at: float | None = None  # the event loop's time of the next attempt, while down
     _settled: asyncio.Event = field(default_factory=asyncio.Event)  # first start ended
     _trouble: asyncio.Event = field(default_factory=asyncio.Event)
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -74,7 +77,7 @@ class McpServer:
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         session = self.session
         if session is None:
-            raise ServerDown(self._down_text())
+            raise ServerDown(self.down_text())
         try:
             return await session.call_tool(
                 tool, arguments, read_timeout_seconds=self.settings.timeout_seconds
@@ -100,15 +103,28 @@ class McpServer:
         """Until the first start succeeded or failed."""
         await self._settled.wait()
 
-    def _down_text(self) -> str:
-        why = f" ({self.error})" if self.error else ""
+    @property
+    def settled(self) -> bool:
+        return self._settled.is_set()
+
+    def down_text(self) -> str:
+        """Why it takes no calls, where to look, and when it is tried again."""
         if self.state == "starting":
             return f"MCP server {self.name} is still starting; try again shortly"
-        return f"MCP server {self.name} is down{why}; it is being restarted, try again later"
+        log_file = ""
+        if self.logs is not None and self.settings.command is not None:
+            # As the owner finds it: under the home, beside the bot's own log.
+            log_file = f" (see {self.logs.parent.name}/{self.logs.name}/{self.name}.log)"
+        wait = self.retry_at - asyncio.get_running_loop().time() if self.retry_at else 0
+        retry = f"retrying in {math.ceil(wait)} s" if wait > 0 else "retrying now"
+        return (
+            f"MCP server {self.name} is down: {self.error or 'no reason given'}{log_file}; {retry}"
+        )
 
     async def supervise(self, listener: Listener) -> None:
         delay = FIRST_RETRY_SECONDS
         while True:
+            self.exit_code = None
             try:
                 async with contextlib.AsyncExitStack() as stack:
                     session = await self._connect(stack)
@@ -124,14 +140,19 @@ class McpServer:
             except ImportError:
                 self.error = "the MCP client is not installed: pip install 'augure[mcp]'"
             except Exception as exc:  # a server's failure is reported, never raised
-                self.error = _short(exc)
+                # The session only sees the connection close; the process says why.
+                self.error = _exit_reason(self.exit_code) or _short(
+                    exc, self.settings.timeout_seconds
+                )
             finally:
                 self.session = None
                 self._ready.clear()
             self.state = "down"
             self._settled.set()
             log.warning("MCP server %s is down (%s); retry in %g s", self.name, self.error, delay)
+            self.retry_at = asyncio.get_running_loop().time() + delay
             await asyncio.sleep(delay)
+            self.retry_at = None
             delay = min(delay * 2, LAST_RETRY_SECONDS)
 
     async def _connect(self, stack: contextlib.AsyncExitStack) -> ClientSession:
@@ -143,7 +164,11 @@ class McpServer:
             from augure.mcp.stdio import stdio_transport
 
             transport = stdio_transport(
-                settings.command, settings.args, expand(settings.env), self._stderr(stack)
+                settings.command,
+                settings.args,
+                expand(settings.env),
+                self._stderr(stack),
+                exited=self._exited,
             )
             streams = await stack.enter_async_context(transport)
         else:
@@ -163,6 +188,9 @@ class McpServer:
         session = await stack.enter_async_context(ClientSession(read, write))
         await asyncio.wait_for(session.initialize(), settings.timeout_seconds)
         return session
+
+    def _exited(self, code: int) -> None:
+        self.exit_code = code
 
     def _stderr(self, stack: contextlib.AsyncExitStack) -> StderrSink | None:
         """Where a stdio server's stderr goes: its own log file, redacted and rotated as the
@@ -209,10 +237,21 @@ async def _list_tools(server: str, session: ClientSession, timeout: float) -> li
     return listed
 
 
-def _short(exc: BaseException) -> str:
-    """One line about a failure; an exception group is described by its first leaf."""
+def _exit_reason(code: int | None) -> str | None:
+    if code is None:
+        return None
+    if code < 0:  # how asyncio reports a process ended by a signal
+        return f"it was stopped by signal {-code}"
+    return f"it exited with code {code}"
+
+
+def _short(exc: BaseException, timeout: float | None = None) -> str:
+    """One line about a failure; an exception group is described by its first leaf. A time
+    out (of the start, the listing, a ping) says how long it waited."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, TimeoutError) and timeout is not None:
+        return f"it did not answer within {timeout:g} s"
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text}"[:200] if text else type(exc).__name__
 
@@ -232,9 +271,12 @@ class McpManager:
             if server.enabled
         }
         self.disabled = [name for name, server in settings.servers.items() if not server.enabled]
+        self.startup_timeout = settings.startup_timeout_seconds
+        self._started_at: float | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self, listener: Listener) -> None:
+        self._started_at = asyncio.get_running_loop().time()
         for server in self.servers.values():
             task = asyncio.create_task(server.supervise(listener), name=f"mcp:{server.name}")
             self._tasks.append(task)
@@ -244,6 +286,31 @@ class McpManager:
         waits = [s.wait_settled() for s in self.servers.values()]
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*waits), timeout)
+
+    async def started(self) -> None:
+        """Until every server's first start has ended, but never past `startup_timeout_seconds`
+        after `start`: a turn that begins while a server starts gets its tools, and a server
+        that fails fast or hangs costs the first turns that timeout at most (docs/mcp.md)."""
+        if self._started_at is None or all(s.settled for s in self.servers.values()):
+            return
+        elapsed = asyncio.get_running_loop().time() - self._started_at
+        if elapsed < self.startup_timeout:
+            await self.settled(self.startup_timeout - elapsed)
+
+    def absent(self, tool: str) -> str | None:
+        """Why `tool` (`mcp__SERVER__TOOL`) cannot be called when SERVER is configured but not
+        ready: disabled, still starting, or down and why. None for a name of no configured
+        server, or of a ready one (that tool does not exist)."""
+        prefix, _, rest = tool.partition("__")
+        name, separator, _ = rest.partition("__")
+        if prefix != "mcp" or not separator:
+            return None
+        if name in self.disabled:
+            return f"MCP server {name} is disabled (enabled = false in augure.toml)"
+        server = self.servers.get(name)
+        if server is None or server.state == "ready":
+            return None
+        return server.down_text()
 
     def status_line(self) -> str | None:
         if not self.servers:

@@ -41,6 +41,8 @@ ID_FIRST = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*
 ID_LAST = re.compile(rb'"id"\s*:\s*' + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*\Z')
 
 StderrSink = Callable[[str], None]
+# Told the server's exit code when it exits on its own: the reason a call names when it is down.
+ExitSink = Callable[[int], None]
 
 
 @dataclass
@@ -91,7 +93,11 @@ async def lines(stream: ByteReceiveStream, limit: int) -> AsyncIterator[bytes | 
 
 @asynccontextmanager
 async def stdio_transport(
-    command: str, args: list[str], env: dict[str, str], stderr: StderrSink | None
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    stderr: StderrSink | None,
+    exited: ExitSink | None = None,
 ) -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[Any]]
 ]:
@@ -108,6 +114,15 @@ async def stdio_transport(
     )
     inbound_writer, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     outbound, outbound_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    # Set once the bot stops the server: an exit it causes is no reason the server gave.
+    stopping = anyio.Event()
+
+    async def ended() -> None:
+        """Its pipes closed, most likely with it: the code it exited with is told before the
+        session learns the connection closed."""
+        code = await _exit_code(process)
+        if code is not None and exited is not None and not stopping.is_set():
+            exited(code)
 
     async def read_stdout() -> None:
         assert process.stdout is not None
@@ -120,6 +135,7 @@ async def stdio_transport(
                     await inbound_writer.send(message)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
+            await ended()
 
     async def write_stdin() -> None:
         assert process.stdin is not None
@@ -129,6 +145,7 @@ async def stdio_transport(
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send((data + "\n").encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await ended()
             await inbound_writer.aclose()  # the calls waiting for an answer learn at once
 
     async def copy_stderr() -> None:
@@ -149,6 +166,7 @@ async def stdio_transport(
         finally:
             # Stopping must end even when the caller is cancelled, or the process would leak.
             with anyio.CancelScope(shield=True):
+                stopping.set()
                 await outbound.aclose()
                 await _stop(process)
                 await inbound.aclose()
@@ -178,6 +196,15 @@ def _answer(line: bytes | Overflow) -> SessionMessage | Exception | None:
         return exc  # the session reports it, as with the SDK's own transport
 
 
+async def _exit_code(process: Process) -> int | None:
+    """The code of a process that exits within EXIT_SECONDS; None if it is still running."""
+    # Polled, not waited: `wait` also waits for the pipes, which a child may still hold.
+    with anyio.move_on_after(EXIT_SECONDS):
+        while process.returncode is None:
+            await anyio.sleep(0.01)
+    return process.returncode
+
+
 async def _stop(process: Process) -> None:
     """Close its stdin, wait, then SIGTERM and SIGKILL its whole group."""
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -187,11 +214,7 @@ async def _stop(process: Process) -> None:
         if stop is not None:
             with suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, stop)
-        # Polled, not waited: `wait` also waits for the pipes, which a child may still hold.
-        with anyio.move_on_after(EXIT_SECONDS):
-            while process.returncode is None:
-                await anyio.sleep(0.01)
-        if process.returncode is not None:
+        if await _exit_code(process) is not None:
             break
     for pipe in (process.stdout, process.stderr):
         if pipe is not None:

@@ -100,6 +100,7 @@ class Executor:
         limits: Limits | None = None,
         progress: Progress | None = None,
         background: Submit | None = None,
+        absent: Callable[[str], str | None] | None = None,
     ) -> None:
         self.registry = registry
         self.audit = audit
@@ -111,6 +112,8 @@ class Executor:
         # Calls that are not concurrency-safe (writes, mostly) run one at a time, app-wide.
         self._unsafe = asyncio.Lock()
         self.background = background
+        # Why a tool the registry lacks cannot be called (an MCP server down); None: unknown.
+        self.absent = absent
         self.gates: tuple[Gate, ...] = (
             self.parse,
             self.validate,
@@ -147,6 +150,9 @@ class Executor:
 
     async def parse(self, call: Call) -> ToolResult | None:
         call.tool = self.registry.get(call.name)
+        why = self.absent(call.name) if call.tool is None and self.absent else None
+        if why is not None:  # a server's reason may quote a secret (a URL's token, a header)
+            return ToolResult.error(self.redactor(why))
         if call.tool is None:
             known = ", ".join(sorted(t.name for t in self.registry.list()))
             return ToolResult.error(

@@ -429,10 +429,13 @@ async def test_a_server_error_quoting_a_secret_is_redacted_in_the_listing(tmp_pa
 
 @pytest.fixture
 def hung_servers() -> str:
-    return server_table("hung", command=sys.executable, args=["-c", "import time; time.sleep(600)"])
+    # A turn waits for it only this long (tests/e2e/test_mcp_ready.py has the bound).
+    startup = "[mcp]\nstartup_timeout_seconds = 1\n"
+    sleep = ["-c", "import time; time.sleep(600)"]
+    return startup + server_table("hung", command=sys.executable, args=sleep)
 
 
-async def test_a_server_that_never_answers_delays_nothing_and_is_stopped(
+async def test_a_server_that_never_answers_delays_only_its_startup_wait_and_is_stopped(
     tmp_path: Path,
     telegram: Any,
     llm: Any,
