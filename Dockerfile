@@ -4,11 +4,12 @@
 FROM python:3.11-slim-bookworm
 
 # chromium: the browser tool. bubblewrap + util-linux (setpriv, prlimit) + Debian's python3:
-# the sandbox and what commands find inside it. tzdata: TZ is honoured. ca-certificates: TLS.
+# the sandbox and what commands find inside it; slirp4netns: its network, when enabled, without
+# the host's loopback. tzdata: TZ is honoured. ca-certificates: TLS.
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        bubblewrap ca-certificates chromium python3 tzdata util-linux \
+        bubblewrap ca-certificates chromium python3 slirp4netns tzdata util-linux \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/augure
