@@ -94,6 +94,7 @@ async def _telegram(config: Config) -> Check:
         config.telegram.api_url,
         token_from=token_from,
         url_from=source_of(config, "telegram", "api_url"),
+        proxy=config.telegram.proxy,
     )
     return Check("telegram", probe.ok, probe.detail)
 

@@ -57,15 +57,19 @@ def _unreachable(exc: BaseException, url: str) -> str:
     return f"cannot connect to {_host(url)}" + (f" ({detail})" if detail else "")
 
 
-async def telegram(token: str, api_url: str, *, token_from: str, url_from: str) -> Probe:
+async def telegram(
+    token: str, api_url: str, *, token_from: str, url_from: str, proxy: str | None = None
+) -> Probe:
     """`getMe`: a rejected token, a refusal, an error page and an unreachable Bot API host
-    are told apart."""
+    are told apart. Through `proxy` when the bot uses one, as the bot itself would."""
     from telegram import Bot
     from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
+    from telegram.request import HTTPXRequest
 
     root = api_url.rstrip("/")
+    request = HTTPXRequest(proxy=proxy) if proxy else None
     try:
-        bot = Bot(token, base_url=f"{root}/bot", base_file_url=f"{root}/file/bot")
+        bot = Bot(token, base_url=f"{root}/bot", base_file_url=f"{root}/file/bot", request=request)
     except InvalidToken:
         return Probe(False, f"the bot token is empty or malformed: fix {token_from}")
     api = f"the Bot API at {_host(root)}"

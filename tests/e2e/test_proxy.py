@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from telegram.error import NetworkError
 
+from augure import doctor
 from augure.channels.telegram.bot import build_application
 from augure.config import ConfigError, load_config
 from augure.keepalive import KeptSocket
@@ -303,3 +304,22 @@ def test_proxy_setting_with_another_scheme_is_one_clear_line(
     assert "\n" not in message
     assert "telegram.proxy" in message
     assert "http://, https:// or socks5://" in message
+
+
+async def test_doctor_checks_telegram_through_the_proxy_setting(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    proxy: RecordingProxy,
+    clean_environment: pytest.MonkeyPatch,
+) -> None:
+    """Where the Bot API is reached only through the proxy, doctor must go the same way."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "augure.toml").write_text(
+        f'[telegram]\ntoken = "{telegram.token}"\nproxy = "{proxy.url}"\n'
+    )
+    config = load_config(home=home)
+    config.telegram.api_url = telegram.root
+    check = await doctor._telegram(config)
+    assert check.ok, check.detail
+    assert f"{telegram.root}/bot{telegram.token}/getMe" in proxy.targets

@@ -121,6 +121,15 @@ async def test_a_rejected_token_is_one_line_without_the_token(tmp_path: Path) ->
         )
         assert telegram.token not in err
 
+        # Through a proxy that answers nothing: the line names the proxy setting too.
+        closed = "http://127.0.0.1:9"  # the discard port: nothing listens there
+        code, _, err = await augure("run", env=env | {"AUGURE__TELEGRAM__PROXY": closed})
+        assert code == 1
+        assert err.strip().splitlines()[-1] == (
+            f"augure: cannot reach the Bot API at {down}; check the environment variable "
+            "AUGURE_TELEGRAM_API_URL and the proxy ([telegram] proxy) and the network"
+        )
+
 
 async def test_updates_flow_again_soon_after_a_long_bot_api_outage(
     tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch

@@ -445,7 +445,8 @@ def _start_failure(exc: Exception, config: Config) -> str:
     url_from = source_of(config, "telegram", "api_url").removeprefix("not set: set ")
     if isinstance(exc, NetworkError):
         where = config.telegram.api_url.rstrip("/")
-        return f"cannot reach the Bot API at {where}; check {url_from} and the network"
+        through = " and the proxy ([telegram] proxy)" if config.telegram.proxy else ""
+        return f"cannot reach the Bot API at {where}; check {url_from}{through} and the network"
     detail = BOT_TOKEN_IN_URL.sub(r"\1<token>", Redactor.from_config(config)(str(exc)))
     return f"cannot start the Telegram bot ({detail}); check {token_from} and {url_from}"
 
