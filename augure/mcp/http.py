@@ -30,31 +30,23 @@ class BoundedStream(httpx2.AsyncByteStream):
         await self.inner.aclose()
 
 
-class BoundedTransport(httpx2.AsyncBaseTransport):
-    """Each body over `limit` bytes fails while read. An event stream is left whole: it may
-    stay open for the session, and the SDK bounds each of its events (`max_sse_event_size`)."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport, limit: int) -> None:
-        self.inner, self.limit = inner, limit
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self.inner.handle_async_request(request)
-        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if kind != "text/event-stream":
-            assert isinstance(response.stream, httpx2.AsyncByteStream)
-            response.stream = BoundedStream(response.stream, self.limit)
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+async def bounded(response: httpx2.Response, limit: int = MESSAGE_LIMIT) -> None:
+    """A response hook: each body over `limit` bytes fails while read. An event stream is
+    left whole: it may stay open for the session, and the SDK bounds each of its events
+    (`max_sse_event_size`). A hook runs before the body is read, on the client's own
+    transports, so the proxy variables (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`) still apply."""
+    kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind != "text/event-stream":
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        response.stream = BoundedStream(response.stream, limit)
 
 
 def http_client(headers: dict[str, str]) -> httpx2.AsyncClient:
-    """As the SDK's `create_mcp_http_client`, over a bounded transport."""
+    """As the SDK's `create_mcp_http_client`, with each answer bounded as it arrives."""
     from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
     return httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-        transport=BoundedTransport(httpx2.AsyncHTTPTransport(), MESSAGE_LIMIT),
+        event_hooks={"response": [bounded]},
     )

@@ -22,6 +22,7 @@ from augure.llm import LLM
 from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
+from tests.security.test_vulnerability_mcp import manager_for, server_table, start_http_server
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 
@@ -323,3 +324,21 @@ async def test_doctor_checks_telegram_through_the_proxy_setting(
     check = await doctor._telegram(config)
     assert check.ok, check.detail
     assert f"{telegram.root}/bot{telegram.token}/getMe" in proxy.targets
+
+
+async def test_an_mcp_server_over_http_is_reached_through_the_proxy_variables(
+    tmp_path: Path, proxy: RecordingProxy, clean_environment: pytest.MonkeyPatch
+) -> None:
+    process, url = await start_http_server("json")
+    clean_environment.setenv("HTTP_PROXY", proxy.url)
+    manager = manager_for(tmp_path, server_table("web", url=url, read_only_tools=["lookup"]))
+    manager.start(lambda server, listed: None)
+    try:
+        server = manager.servers["web"]
+        await asyncio.wait_for(server.wait_ready(), 30)
+        assert "3 letters" in str((await server.call("lookup", {"word": "fig"})).content)
+    finally:
+        await manager.close()
+        process.terminate()
+        await process.wait()
+    assert url in proxy.targets
