@@ -8,8 +8,10 @@ skip into a failure, so a broken CI image cannot pass by skipping (see tests/con
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import shutil
+import socket
 import subprocess
 from collections.abc import Callable
 
@@ -70,6 +72,26 @@ def missing(package: str) -> str | None:
 
 def required() -> bool:
     return os.environ.get(REQUIRE_VARIABLE, "") == "1"
+
+
+def outward_address() -> str:
+    """This machine's address on its default route (what `ip route get 1` names): a place
+    the sandbox's network may reach, standing for the outside world. Without one the test
+    skips, naming why; with AUGURE_REQUIRE_SYSTEM_PACKAGES=1 (CI) that is a failure."""
+    import pytest
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))  # UDP: nothing is sent, the route is only chosen
+            address = str(probe.getsockname()[0])
+        except OSError:
+            address = "127.0.0.1"
+    if not ipaddress.ip_address(address).is_loopback:
+        return address
+    reason = "needs a non-loopback address on this machine (a default route) to stand for outside"
+    if required():
+        pytest.fail(reason)
+    pytest.skip(reason)
 
 
 @functools.cache

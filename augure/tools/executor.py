@@ -55,7 +55,7 @@ class Call:
     arguments: str | dict[str, Any]
     ctx: RunContext
     tool: Tool | None = None
-    background: bool = False  # asked to be released from the turn (SPEC §8)
+    background: bool = False  # asked to be released from the turn (docs/background.md)
     args: dict[str, Any] = dataclasses.field(default_factory=dict)
     params: Any = None
     asking: bool = False  # needs the owner's approval unless a rule covers it
@@ -188,10 +188,10 @@ class Executor:
         return None
 
     async def release(self, call: Call) -> ToolResult | None:
-        """`background: true` (SPEC §8): the rest of the pipeline — limits, policy, approval,
-        audit — runs as a background task and the turn moves on at once. It comes after
-        scope, so nothing outside the turn's allowed tools is ever released, and the task
-        works for the same caller one link further (`chat>background`)."""
+        """`background: true` (docs/background.md): the rest of the pipeline — limits,
+        policy, approval, audit — runs as a background task and the turn moves on at once.
+        It comes after scope, so nothing outside the turn's allowed tools is ever released,
+        and the task works for the same caller one link further (`chat>background`)."""
         if not call.background or self.background is None or call.ctx.chat_id is None:
             return None  # nowhere to report back to (the CLI): it runs in the foreground
         call.ctx = call.ctx.via("background")

@@ -1,4 +1,5 @@
-"""The errors a new user meets first: each is one line that names its fix (SPEC §1, §2)."""
+"""The errors a new user meets first: each is one line that names its fix (README,
+"Commands"; docs/config.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Faults that name their true source and fix (SPEC §1): a setting read from `augure.toml` is
-named by file and key, one read from a variable by the variable; a model fault that a retry
-cannot fix reaches the owner in `augure doctor`'s words, never with "try again"."""
+"""Faults that name their true source and fix (docs/telegram.md): a setting read from
+`augure.toml` is named by file and key, one read from a variable by the variable; a model
+fault that a retry cannot fix reaches the owner in `augure doctor`'s words, never with "try
+again"."""
 
 from __future__ import annotations
 
