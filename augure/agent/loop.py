@@ -81,14 +81,14 @@ class Agent:
         the outside source of `content` when it is not the owner's words. A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
         then a restart finds the reply stored and unsent."""
-        allowed = frozenset(tools) if tools is not None else None
-        caller = Caller.of(origin, chat_id=chat_id, allowed_tools=allowed)
-        turn = Turn(
-            turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from=asked_from
-        )
+        # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
+        caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
+        grants = self._grants[chat_id] if caller.started_by == "chat" else None
+        caller = dataclasses.replace(caller, grants=grants)
+        turn = Turn(turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from)
         async with self._locks[chat_id]:
             try:
-                return await self._turn(turn, content, stream, allowed)
+                return await self._turn(turn, content, stream)
             except Exception:
                 # The caller reports the failure; a restart must not report it again. (A
                 # cancelled turn, at shutdown, stays `running`: the next start reports it.)
@@ -124,14 +124,8 @@ class Agent:
         conversation.messages.extend(messages)
         await self.store.add_messages(conversation.id, list(messages))
 
-    async def _turn(
-        self,
-        turn: Turn,
-        content: Content,
-        stream: TurnStream | None,
-        allowed: frozenset[str] | None,
-    ) -> Reply:
-        state = await self._begin(turn, content, stream, allowed)
+    async def _turn(self, turn: Turn, content: Content, stream: TurnStream | None) -> Reply:
+        state = await self._begin(turn, content, stream)
         max_loops = self.config.agent.max_loops
         budget = self.config.agent.token_budget
         for _ in range(max_loops):
@@ -165,13 +159,7 @@ class Agent:
         text = f"{response.content}\n\n{note}" if response.content else note
         return await self._finish(state, text, last)
 
-    async def _begin(
-        self,
-        turn: Turn,
-        content: Content,
-        stream: TurnStream | None,
-        allowed: frozenset[str] | None,
-    ) -> TurnState:
+    async def _begin(self, turn: Turn, content: Content, stream: TurnStream | None) -> TurnState:
         conversation = await self._conversation(turn.chat_id)
         # Images go to the model for this turn only; history keeps a text note, so a photo is
         # not sent (and paid for) again on every later turn.
@@ -197,12 +185,9 @@ class Agent:
             self.catalog.text,
             await self.personas.prompt_for(turn.chat_id) if self.personas else "",
         )
-        loaded = conversation.loaded_tools()
-        # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
-        chatting = turn.caller.started_by == "chat"
-        grants = self._grants[turn.chat_id] if chatting else None
+        loaded, allowed = conversation.loaded_tools(), turn.caller.allowed_tools
         reading = reading_of(conversation, self.registry, turn.asked_from)
-        caller = dataclasses.replace(turn.caller, turn_id=turn.id, grants=grants, reading=reading)
+        caller = dataclasses.replace(turn.caller, turn_id=turn.id, reading=reading)
         ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
         schemas = self._schemas(loaded, allowed)
         return TurnState(
