@@ -10,6 +10,7 @@ import contextlib
 import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Self
 
 import pytest
 from telegram.error import NetworkError
@@ -53,16 +54,16 @@ async def _splice(
         upstream[1].close()
 
 
-class RecordingProxy:
-    """A forward HTTP proxy (one request per connection, `Connection: close` both ways) that
-    records each absolute request target. CONNECT is recorded and refused: nothing here
-    answers TLS, and the tunnel's target is what shows the route."""
+class LoopbackProxy:
+    """A proxy on a loopback port recording what it carries; `scheme` names its kind."""
+
+    scheme = ""
 
     def __init__(self) -> None:
         self.targets: list[str] = []
         self._server: asyncio.Server | None = None
 
-    async def __aenter__(self) -> RecordingProxy:
+    async def __aenter__(self) -> Self:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         return self
 
@@ -73,7 +74,18 @@ class RecordingProxy:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return f"{self.scheme}://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+
+class RecordingProxy(LoopbackProxy):
+    """A forward HTTP proxy (one request per connection, `Connection: close` both ways) that
+    records each absolute request target. CONNECT is recorded and refused: nothing here
+    answers TLS, and the tunnel's target is what shows the route."""
+
+    scheme = "http"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -102,25 +114,10 @@ class RecordingProxy:
         writer.close()
 
 
-class RecordingSocks:
+class RecordingSocks(LoopbackProxy):
     """A SOCKS5 proxy (no authentication, CONNECT only) recording each destination."""
 
-    def __init__(self) -> None:
-        self.targets: list[str] = []
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> RecordingSocks:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"socks5://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+    scheme = "socks5"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _, methods = await reader.readexactly(2)
