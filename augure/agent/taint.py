@@ -9,20 +9,15 @@ reads that work's result as outside content, not as the owner's words.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 from augure.agent import history
 from augure.caller import Reading
 from augure.tools.registry import ToolRegistry, brings_outside
-from augure.tools.result import UNTRUSTED_CLOSE
+from augure.tools.result import MARKED, UNTRUSTED_CLOSE
 
 # Marked text inside a message is by construction not the owner's: the marker cannot be
 # opened or closed from inside the content (augure/tools/result.py).
-MARK = "<untrusted_content"
-_MARKED = re.compile(
-    r'<untrusted_content source="[^"]*">.*?' + re.escape(UNTRUSTED_CLOSE), re.DOTALL
-)
 
 
 def reading_of(
@@ -55,11 +50,11 @@ def _read(
             reading.read(text, name if brings_outside(registry, name) else None)
         elif role == "user" and index == len(messages) - 1 and asked_from is not None:
             reading.read(text, asked_from)
-        elif role == "user" and MARK not in text:  # most are: no pattern to run
+        elif role == "user" and UNTRUSTED_CLOSE not in text:  # most are: no pattern to run
             reading.owner.append(text)
         elif role == "user":
-            reading.owner.append(_MARKED.sub("", text))
-            for marked in _MARKED.findall(text):
+            reading.owner.append(MARKED.sub("", text))
+            for marked in MARKED.findall(text):
                 reading.read(marked, "earlier report")
 
 

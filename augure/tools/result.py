@@ -17,6 +17,13 @@ UNTRUSTED_OPEN = '<untrusted_content source="{source}">'
 UNTRUSTED_CLOSE = "</untrusted_content>"
 # The tag's name in any letter case: the content must not be able to close the marker.
 _TAG_NAME = re.compile("untrusted_content", re.IGNORECASE)
+# A whole marked block, as `wrap_untrusted` writes it (a text may hold several).
+MARKED = re.compile(
+    re.escape(UNTRUSTED_OPEN).replace(re.escape("{source}"), '[^"]*')
+    + ".*?"
+    + re.escape(UNTRUSTED_CLOSE),
+    re.DOTALL,
+)
 
 
 class Status(StrEnum):

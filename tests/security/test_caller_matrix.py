@@ -14,7 +14,6 @@ wired, the matrix fails.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from augure.app import Core
 from augure.caller import Caller
 from augure.config import load_config
 from augure.tools.base import Egress, RunContext, tool
-from augure.tools.result import ToolResult
+from augure.tools.result import MARKED, ToolResult
 from tests.fakes.model import ScriptedModel, answer, call
 from tests.security.owner import Owner, settled
 
@@ -251,10 +250,7 @@ async def records(core: Core) -> list[dict[str, Any]]:
 
 def unmarked(text: str) -> bool:
     """The probe's text stands somewhere outside an untrusted marker."""
-    outside = re.sub(
-        r'<untrusted_content source="[^"]*">.*?</untrusted_content>', "", text, flags=re.DOTALL
-    )
-    return TOKEN in outside
+    return TOKEN in MARKED.sub("", text)
 
 
 def model_read(model: ScriptedModel) -> str:
