@@ -1,4 +1,5 @@
-"""`[agents]`: the subagents the `task` tool runs (SPEC §8), beside the config that holds them."""
+"""`[agents]`: the subagents the `task` tool runs (docs/reference/execution.md#subagents), beside
+the config that holds them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ AGENT_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 class AgentSpec(_Section):
-    """`[agents.NAME]`: a subagent the `task` tool runs (SPEC §8)."""
+    """`[agents.NAME]`: a subagent the `task` tool runs (docs/reference/execution.md#subagents)."""
 
     instructions: str
     model: str | None = None  # unset: [llm] model

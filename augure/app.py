@@ -141,7 +141,8 @@ class Core:
         audit = Audit(store)
         gate = ApprovalGate(audit, config.approval.timeout_seconds, approvers)
 
-        # A background task's result comes back as a turn of its own in its chat (SPEC §8),
+        # A background task's result comes back as a turn of its own in its chat
+        # (docs/reference/execution.md#background-work),
         # for the caller that released it and with its tools, delivered like a chat turn:
         # its text, then the task's files and the turn's own.
         async def announce(report: Report) -> None:

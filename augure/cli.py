@@ -1,4 +1,5 @@
-"""The `augure` command (SPEC §1). Every failure the user can fix is one line, exit 1."""
+"""The `augure` command (docs/reference/commands.md). Every failure the user can fix is one line,
+exit 1."""
 
 from __future__ import annotations
 

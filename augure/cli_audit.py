@@ -1,4 +1,5 @@
-"""`augure invocations|approvals|approve|reject|rules`: the audit trail and approvals (SPEC §1).
+"""`augure invocations|approvals|approve|reject|rules`: the audit trail and approvals
+(docs/reference/commands.md#augure-invocations---status-s---tool-t---limit-n---json).
 
 These commands only touch the SQLite store, never the whole app: a running bot polls the
 database and picks up a decision written here within a second (see ApprovalGate._watch).

@@ -1,4 +1,5 @@
-"""`augure limits [--json]`: each tool profile's limits with today's use (SPEC §10)."""
+"""`augure limits [--json]`: each tool profile's limits with today's use
+(docs/reference/limits.md#seeing-todays-use)."""
 
 from __future__ import annotations
 

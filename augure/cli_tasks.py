@@ -1,4 +1,5 @@
-"""`augure tasks [--json]`: background work, running first, then the newest (SPEC §8)."""
+"""`augure tasks [--json]`: background work, running first, then the newest
+(docs/reference/execution.md#background-work)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Configuration: one TOML file, `AUGURE__SECTION__KEY` overrides, and a few plain variables.
 
-Precedence, highest first: `AUGURE__SECTION__KEY` variables, the plain variables of SPEC §2
-(`TELEGRAM_BOT_TOKEN`, `OPENAI_BASE_URL`, ...), the TOML file, the defaults below.
+Precedence, highest first: `AUGURE__SECTION__KEY` variables, the plain variables of
+docs/reference/configuration.md#plain-environment-variables (`TELEGRAM_BOT_TOKEN`,
+`OPENAI_BASE_URL`, ...), the TOML file, the defaults below.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ class SkillsConfig(_Section):
 
 
 class DashboardConfig(_Section):
-    """SPEC §12: the local web dashboard (augure/dashboard)."""
+    """docs/reference/dashboard.md: the local web dashboard (augure/dashboard)."""
 
     enabled: bool = False
     host: str = "127.0.0.1"
@@ -204,11 +205,14 @@ class Config(BaseSettings):
     code_mode: CodeModeConfig = CodeModeConfig()
     skills: SkillsConfig = SkillsConfig()
     tools: ToolsConfig = ToolsConfig()
-    profiles: dict[str, Profile] = {}  # SPEC §10; the models are in augure/limits.py
-    heartbeat: HeartbeatConfig = HeartbeatConfig()  # SPEC §11, augure/heartbeat.py
+    # docs/reference/limits.md; the models are in augure/limits.py
+    profiles: dict[str, Profile] = {}
+    # docs/reference/personas.md#heartbeat, augure/heartbeat.py
+    heartbeat: HeartbeatConfig = HeartbeatConfig()
     mcp: McpSettings = McpSettings()
-    agents: AgentsConfig = AgentsConfig()  # SPEC §8: subagents for the `task` tool
-    dashboard: DashboardConfig = DashboardConfig()  # SPEC §12, augure/dashboard
+    # docs/reference/execution.md#subagents: subagents for the `task` tool
+    agents: AgentsConfig = AgentsConfig()
+    dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
@@ -264,7 +268,8 @@ class Config(BaseSettings):
         return found
 
 
-# Plain variables of SPEC §2 and where each lands in the config tree.
+# Plain variables of docs/reference/configuration.md#plain-environment-variables and where each
+# lands in the config tree.
 PLAIN_VARIABLES: dict[str, tuple[str, str]] = {
     "TELEGRAM_BOT_TOKEN": ("telegram", "token"),
     "AUGURE_TELEGRAM_API_URL": ("telegram", "api_url"),

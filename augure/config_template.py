@@ -126,7 +126,7 @@ DESCRIPTIONS: dict[str, str] = {
     "dashboard.host": "address to bind; loopback unless allow_remote",
     "dashboard.port": "TCP port; 0 picks a free one (the printed URL says which)",
     "dashboard.allow_remote": "true allows a non-loopback host (use TLS in front)",
-    "profiles": "A tool profile (SPEC §10): limits on the tools some callers use.",
+    "profiles": "A tool profile (docs/reference/limits.md): limits on the tools some callers use.",
     "profiles.*.origins": "callers it binds (any link of a call's chain, e.g. chat>background): "
     "chat, code, batch, job, skill, background, task:AGENT, heartbeat, dashboard, cli; * = all",
     "profiles.*.tools": 'Limits on the tools matching a glob: [profiles.NAME.tools."GLOB"].',

@@ -1,5 +1,6 @@
-"""The heartbeat (SPEC §11): at each interval inside the active hours, a proactive turn over
-the owner's checklist. It costs nothing when there is nothing to check: an empty or missing
+"""The heartbeat (docs/reference/personas.md#heartbeat): at each interval inside the active hours, a
+proactive turn over the owner's checklist. It costs nothing when there is nothing to check: an empty
+or missing
 checklist makes no model call; an answer starting with HEARTBEAT_OK sends nothing.
 
 This module sits below `config` (which holds the `[heartbeat]` field): what it runs and

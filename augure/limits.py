@@ -1,4 +1,5 @@
-"""Tool profiles (SPEC §10): per-origin, per-tool-glob rate and cost limits, counted in SQLite.
+"""Tool profiles (docs/reference/limits.md): per-origin, per-tool-glob rate and cost limits, counted
+in SQLite.
 
 A profile binds some origins (`chat`, `job`, `task:AGENT`, `*` …: any link of a call's origin
 chain) and sets limits on the

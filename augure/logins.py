@@ -1,4 +1,4 @@
-"""One-time login tokens for the dashboard (SPEC §12).
+"""One-time login tokens for the dashboard (docs/reference/dashboard.md#access).
 
 They live in the process's memory: the dashboard that accepts them runs in the process that
 issues them (`augure run` for Telegram's /dashboard, `augure dashboard` for its printed URL),

@@ -1,5 +1,6 @@
 """Logging for the `augure` command: stderr, and for `augure run` a size-capped file in
-`$AUGURE_HOME/logs/` (SPEC §13). No secret reaches either: every line passes the redactor."""
+`$AUGURE_HOME/logs/` (docs/reference/durability.md#logs). No secret reaches either: every line
+passes the redactor."""
 
 from __future__ import annotations
 

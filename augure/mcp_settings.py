@@ -1,4 +1,5 @@
-"""`[mcp.servers.NAME]` (SPEC §9). Imports only pydantic: the config loader holds this model."""
+"""`[mcp.servers.NAME]` (docs/reference/mcp.md). Imports only pydantic: the config loader holds this
+model."""
 
 from __future__ import annotations
 

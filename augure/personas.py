@@ -1,4 +1,5 @@
-"""Personas (SPEC §11): `$AUGURE_HOME/personas/<name>.md`, one chosen per chat.
+"""Personas (docs/reference/personas.md#personas): `$AUGURE_HOME/personas/<name>.md`, one chosen per
+chat.
 
 The choice is stored per chat in state.db, so it survives restarts; the chosen text goes
 into the stable part of that chat's system prompt only, leaving other chats' prompts (and

@@ -1,4 +1,5 @@
-"""Long calls shown while they run (SPEC §8): one status message per chat, one line per call.
+"""Long calls shown while they run (docs/reference/execution.md#progress): one status message per
+chat, one line per call.
 
 The executor tells a `Progress` port when a call starts, reports a line, and ends. The
 `StatusBoard` here is the channel-neutral implementation: a call that ends within

@@ -11,7 +11,8 @@ from typing import Any
 from augure.config import Config
 from augure.mcp_settings import McpSettings
 
-# Tool secrets read from the environment (SPEC §2), besides those in the config tree.
+# Tool secrets read from the environment
+# (docs/reference/configuration.md#plain-environment-variables), besides those in the config tree.
 SECRET_VARIABLES = ("TAVILY_API_KEY", "EXA_API_KEY", "GITHUB_TOKEN", "EMAIL_PASSWORD")
 SECRET_KEYS = ("api_key", "token", "password", "secret")
 HANDLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -42,7 +43,8 @@ def discover(config: Config, environ: Mapping[str, str] | None = None) -> dict[s
 
     walk(config.tools.model_extra or {}, "tools")
     found.update(mcp_secrets(config.mcp, env))
-    # Every value of a preset's headers is a secret, written literally or not (SPEC §5).
+    # Every value of a preset's headers is a secret, written literally or not
+    # (docs/reference/secrets.md#secrets).
     presets = (config.tools.model_extra or {}).get("http", {}).get("presets", {})
     for preset, table in presets.items() if isinstance(presets, dict) else ():
         headers = table.get("headers", {}) if isinstance(table, dict) else {}

@@ -3,8 +3,8 @@
 A real `augure run` (with the test tools) behind the fakes, instant model. First TURNS plain
 messages are timed (injected message → its sendMessage); then one turn releases five
 `slow_job` calls with `background: true` (each works for a minute), and once all five run,
-the same TURNS messages are timed again in the same chat. SPEC §8 / issue 16: the chat stays
-responsive, so the two should match within the usual turn overhead.
+the same TURNS messages are timed again in the same chat. docs/reference/execution.md / issue 16:
+the chat stays responsive, so the two should match within the usual turn overhead.
 
 Run: `python -m bench.background` from the repository root.
 """

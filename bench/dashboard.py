@@ -1,4 +1,5 @@
-"""How fast the dashboard serves the invocations page of a home with 100,000 records (SPEC §12).
+"""How fast the dashboard serves the invocations page of a home with 100,000 records
+(docs/reference/dashboard.md#pages).
 
 Run: `python -m bench.dashboard` from the repository root, after `pip install -e '.[dev]'`.
 It fills a fresh home's state.db with RECORDS invocations (spread over 90 days, 20 tools, every

@@ -37,7 +37,8 @@ def build_system_prompt(
     catalog: str = "",
     persona: str = "",
 ) -> SystemPrompt:
-    """`persona` is the chat's chosen persona (SPEC §11), kept in the stable part."""
+    """`persona` is the chat's chosen persona (docs/reference/personas.md#personas), kept in the
+    stable part."""
     parts = [BASE_PROMPT]
     if config.agent.persona.strip():
         parts.append(config.agent.persona.strip())

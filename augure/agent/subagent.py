@@ -1,5 +1,5 @@
-"""A subagent's loop (SPEC §8 `task`): its own instructions, model, tools and step budget, in a
-fresh context with no chat history.
+"""A subagent's loop (docs/reference/execution.md#subagents): its own instructions, model, tools and
+step budget, in a fresh context with no chat history.
 
 Every call it makes goes through the executor with origin `task:NAME` and only the tools its
 globs match, so approval, limits, redaction and the audit record apply as in the chat. Its

@@ -1,4 +1,5 @@
-"""`task` (SPEC §8): hand a piece of work to a subagent of `[agents.NAME]`.
+"""`task` (docs/reference/execution.md#subagents): hand a piece of work to a subagent of
+`[agents.NAME]`.
 
 The tool gets the model at construction (it sits in the agent layer, above the executor).
 Its own call is audited under the caller's origin; the subagent's calls under `task:NAME`.

@@ -1,4 +1,5 @@
-"""Canonical spellings of the things rules name: hosts and paths (SPEC §4).
+"""Canonical spellings of the things rules name: hosts and paths
+(docs/reference/approvals.md#rules).
 
 A rule is matched against one spelling of a target, so every other way of writing the same
 resource must come out identical here, or a deny is beaten by `/a/../denied`, `//denied`,

@@ -259,7 +259,8 @@ class ApprovalGate:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
-        # SPEC: on stop, pending approvals are rejected (recorded now, not left to a restart).
+        # docs/reference/durability.md#a-clean-stop: on stop, pending approvals are rejected
+        # (recorded now, not left to a restart).
         verdict = Verdict(Decision.REJECTED, "shutdown", "the assistant stopped")
         for invocation_id, future in list(self._pending.items()):
             with contextlib.suppress(Exception):

@@ -3,7 +3,7 @@
 In a pattern only `*` (any run of characters) and `?` (one character) are wildcards, and
 `\\` makes the next `*`, `?` or `\\` literal; everything else is literal. A target is always
 literal: a rule derived from one (`literal(target)`) matches that target and nothing else,
-whatever `*`, `?` or `[` it contains (SPEC §4).
+whatever `*`, `?` or `[` it contains (docs/reference/approvals.md#rules).
 """
 
 from __future__ import annotations

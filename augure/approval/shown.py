@@ -1,4 +1,5 @@
-"""What an approval request shows, and the digest that binds the decision to it (SPEC §4).
+"""What an approval request shows, and the digest that binds the decision to it
+(docs/reference/approvals.md#what-an-approval-binds).
 
 The owner decides on text: it must read the same to them as to the machine. Control and
 bidirectional-formatting characters (a right-to-left override can make `moc.live` read as

@@ -1,4 +1,5 @@
-"""Background work (SPEC §8): calls released from their turn, their tools, their report."""
+"""Background work (docs/reference/execution.md#background-work): calls released from their turn,
+their tools, their report."""
 
 from augure.background.manager import TaskManager
 

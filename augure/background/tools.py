@@ -1,4 +1,5 @@
-"""`task_status` and `task_cancel` (SPEC §8), built around one TaskManager."""
+"""`task_status` and `task_cancel` (docs/reference/execution.md#background-work), built around one
+TaskManager."""
 
 from __future__ import annotations
 

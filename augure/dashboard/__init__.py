@@ -1,1 +1,2 @@
-"""The local web dashboard (SPEC §12): a channel that shows state and decides approvals."""
+"""The local web dashboard (docs/reference/dashboard.md): a channel that shows state and decides
+approvals."""

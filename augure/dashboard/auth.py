@@ -1,5 +1,5 @@
 """Who may use the dashboard: a session cookie won with a one-time login token, and a CSRF
-token per session on every state-changing request (SPEC §12).
+token per session on every state-changing request (docs/reference/dashboard.md#access).
 
 Sessions live in this process's memory: they end with it, like the login tokens they came from.
 """

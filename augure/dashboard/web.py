@@ -130,8 +130,9 @@ class Dash:
 
     def clean(self, text: str) -> str:
         """What any record may show: secrets masked, and every character that could hide or
-        reorder text (bidi overrides, zero-width) as a visible escape (SPEC §4, §5). Line
-        breaks and tabs keep the layout."""
+        reorder text (bidi overrides, zero-width) as a visible escape
+        (docs/reference/approvals.md#the-request, docs/reference/secrets.md). Line breaks and tabs
+        keep the layout."""
         lines = self.core.redact(text).split("\n")
         return "\n".join("\t".join(map(visible, line.split("\t"))) for line in lines)
 

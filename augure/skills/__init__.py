@@ -1,1 +1,1 @@
-"""Skills: folders of instructions and code the assistant runs (SPEC §7)."""
+"""Skills: folders of instructions and code the assistant runs (docs/reference/skills.md)."""

@@ -1,4 +1,5 @@
-"""What a skill is on disk (SPEC §7): `SKILL.md` front matter and body, `skill.py`, `test.json`.
+"""What a skill is on disk (docs/reference/skills.md#on-disk): `SKILL.md` front matter and body,
+`skill.py`, `test.json`.
 
 Parsing only: nothing here touches the filesystem or the database. Every id is checked with
 `check_id` before any path is built from it.
@@ -81,8 +82,9 @@ class Prepared:
         return bundle.hexdigest()
 
     def summary(self) -> dict[str, Any]:
-        """Everything that will run (SPEC §4): what it is, when it runs, what it may call, and
-        every file in full with its sha256, so nothing the owner did not see is installed."""
+        """Everything that will run (docs/reference/approvals.md): what it is, when it runs, what it
+        may call, and every file in full with its sha256, so nothing the owner did not see is
+        installed."""
         return {
             "skill": self.meta.name,
             "version": self.meta.version,

@@ -1,7 +1,8 @@
 """The skills service: create, test, run, repair, pause, install. One per Core.
 
-States (SPEC §7, issue): `draft` (written, its test never passed), `testing`, `active`,
-`paused` (by the owner, or after `skills.max_failures` failed runs), `broken` (installed but
+States (docs/reference/skills.md#states, issue): `draft` (written, its test never passed),
+`testing`, `active`, `paused` (by the owner, or after `skills.max_failures` failed runs), `broken`
+(installed but
 its test failed). Only `active` skills run, and only they are in the prompt's catalog.
 """
 

@@ -1,4 +1,5 @@
-"""The skill tools (SPEC §3): create_skill, list_skills, run_skill, manage_skill, install_skill.
+"""The skill tools (docs/reference/tools.md#skill-tools): create_skill, list_skills, run_skill,
+manage_skill, install_skill.
 
 They are built around one SkillService (`skill_tools(service)`), so they share its store and
 its cache of what an install approval showed.

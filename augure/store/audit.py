@@ -15,7 +15,7 @@ STATUSES = (
     "pending",
     "approved",
     "rejected",
-    "refused",  # a limit stopped it before it ran (SPEC §10)
+    "refused",  # a limit stopped it before it ran (docs/reference/limits.md#over-a-limit)
     "running",
     "completed",
     "failed",

@@ -207,7 +207,8 @@ class Store:
             "UPDATE turns SET status = ?, notified = 0 WHERE id = ?", (status, turn_id)
         )
 
-    # -- limits (SPEC §10) -------------------------------------------------------------
+    # -- limits (docs/reference/limits.md)
+    # -------------------------------------------------------------
 
     async def reserve_limit_use(
         self,

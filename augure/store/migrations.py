@@ -151,7 +151,8 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE invocations ADD COLUMN approval_digest TEXT;
     """,
-    # Tool profiles (SPEC §10): one row per call a limit counted, so counts survive restarts;
+    # Tool profiles (docs/reference/limits.md): one row per call a limit counted, so counts survive
+    # restarts;
     # `day` is the agent-timezone date the call fell on. Personas per chat use `settings`.
     """
     CREATE TABLE limit_use (
@@ -169,7 +170,8 @@ MIGRATIONS: list[str] = [
     ALTER TABLE invocations ADD COLUMN parent TEXT;
     CREATE INDEX invocations_by_parent ON invocations(parent) WHERE parent IS NOT NULL;
     """,
-    # Background work (SPEC §8): one row per released call, kept across restarts so work cut
+    # Background work (docs/reference/execution.md#background-work): one row per released call, kept
+    # across restarts so work cut
     # off by one is reported, never lost in silence.
     """
     CREATE TABLE tasks (
@@ -188,14 +190,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tasks_by_status ON tasks(status);
     """,
-    # The dashboard's invocation listing (SPEC §12): each filter walks its own index newest
+    # The dashboard's invocation listing (docs/reference/dashboard.md): each filter walks its own
+    # index newest
     # first, so a page of 100,000 records costs one short index range.
     """
     CREATE INDEX invocations_by_tool ON invocations(tool, created_at);
     CREATE INDEX invocations_by_status ON invocations(status, created_at);
     CREATE INDEX invocations_by_origin ON invocations(origin, created_at);
     """,
-    # A job paused on its own (SPEC §12): the scheduler skips its runs and keeps its schedule.
+    # A job paused on its own (docs/reference/dashboard.md): the scheduler skips its runs and keeps
+    # its schedule.
     """
     ALTER TABLE jobs ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     """,

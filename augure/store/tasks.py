@@ -1,4 +1,5 @@
-"""Background tasks (SPEC §8): the released calls, what they produced, and who was told.
+"""Background tasks (docs/reference/execution.md#background-work): the released calls, what they
+produced, and who was told.
 
 Each method is one transaction. `list` and `get` return plain `TaskRow`s: the dashboard and
 the CLI read them too, without the task manager.

@@ -34,7 +34,8 @@ class Egress(StrEnum):
 
 
 Risk = Literal["low", "high"]
-# SPEC §8. `direct`: awaited in the turn. `stateful`: reports progress lines as it works
+# docs/reference/execution.md#progress. `direct`: awaited in the turn. `stateful`: reports progress
+# lines as it works
 # (`RunContext.progress`; a direct tool gets no progress sink, so its lines go nowhere).
 # Whether a call may be released from the turn is `Tool.background`.
 Mode = Literal["direct", "stateful"]
@@ -163,7 +164,7 @@ class Tool:
     timeout: float = 60.0
     mode: Mode = "direct"
     # Takes the optional `background` flag: such a call may be released from the turn and
-    # its result come back later as a turn of its own (SPEC §8).
+    # its result come back later as a turn of its own (docs/reference/execution.md).
     background: bool = False
     # Before asking the owner: gather what the approval request should show (e.g. a skill's
     # summary and scan verdict). Returning a string refuses the call with that error, unasked.
@@ -199,7 +200,8 @@ class Tool:
         schema = compact_schema(self.params.model_json_schema())
         if self.background:
             # Not part of the tool's own arguments: the executor takes it off before they
-            # are validated (SPEC §8). No description, to keep every prompt small.
+            # are validated (docs/reference/execution.md). No description, to keep every prompt
+            # small.
             schema["properties"] = {**schema["properties"], "background": {"type": "boolean"}}
         return schema
 

@@ -83,7 +83,8 @@ Finish = Callable[[Call, ToolResult], Awaitable[ToolResult]]
 # runs, so the background task knows which audit record is its own.
 Started = Callable[[str], Awaitable[None]]
 Work = Callable[[Started], Coroutine[Any, Any, ToolResult]]
-# Takes a released call and its work; returns the background task's id (SPEC §8).
+# Takes a released call and its work; returns the background task's id
+# (docs/reference/execution.md#background-work).
 Submit = Callable[[Call, Work], Awaitable[str]]
 STARTED = "Started in the background as task {id}."
 SESSION = "session"  # the audit's `decided_by` for a call `Allow in this chat` covered
@@ -125,7 +126,8 @@ class Executor:
             self.approval,
         )
         self.finishing: tuple[Finish, ...] = (self.redact, self.read, self.record, self.guard)
-        # Where long calls show how they are doing (SPEC §8); None: nowhere.
+        # Where long calls show how they are doing (docs/reference/execution.md#progress); None:
+        # nowhere.
         self.progress = progress
 
     async def run_calls(
@@ -248,7 +250,8 @@ class Executor:
         return None
 
     async def limits_step(self, call: Call) -> ToolResult | None:
-        """The owner's tool profiles (SPEC §10): refused before anything runs or asks."""
+        """The owner's tool profiles (docs/reference/limits.md#over-a-limit): refused before
+        anything runs or asks."""
         admission = await self.limits.admit(call.ctx.caller, call.name)
         call.profile_asks = admission.asks
         if admission.refusal is None:
@@ -344,7 +347,7 @@ class Executor:
 
     async def approval(self, call: Call) -> ToolResult | None:
         """Ask the owner when the call needs it and no rule decided; then check that what
-        would run is still what was shown (SPEC §4)."""
+        would run is still what was shown (docs/reference/approvals.md)."""
         if not call.asking or call.rule is not None or call.granted:
             self._with_preview(call)  # not needed, or allowed by a rule or in this chat
             return None

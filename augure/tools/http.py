@@ -255,7 +255,7 @@ def prepare(
         merged[name.lower()], used = substitute(value, env, f"preset {preset_name} header {name}")
         bound.add(name.lower())
         secrets.update(used)
-        if not used:  # written literally: a secret all the same (SPEC §5)
+        if not used:  # written literally: a secret all the same (docs/reference/secrets.md#secrets)
             secrets[preset_secret_name(preset_name, name)] = value
     return Prepared(resolved, merged, secrets, bound)
 

@@ -3,7 +3,8 @@
 A result travels structured through the executor, code mode, skills and the audit record:
 its status, its content, where the content came from (provenance), what it loaded and what
 it made. Nothing parses text back. `render` turns it into the tool message at the end:
-untrusted marking, the truncation notice and SPEC §4's wording are decided there only.
+untrusted marking, the truncation notice and the wording of
+docs/reference/approvals.md#what-the-model-is-told are decided there only.
 """
 
 from __future__ import annotations

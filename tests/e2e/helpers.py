@@ -16,7 +16,8 @@ from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import FakeOpenAI
 from tests.fakes.telegram import FakeTelegram
 
-# What the model receives for a rejection (SPEC §4), spelled out: the tests check the contract.
+# What the model receives for a rejection (docs/reference/approvals.md#what-the-model-is-told),
+# spelled out: the tests check the contract.
 REJECTED = "Tool call rejected by user."
 TIMED_OUT = "Tool call rejected: approval timed out."
 

@@ -1,5 +1,6 @@
-"""Background work (SPEC §8) through the real bot: released calls, their result as a new
-turn, task_status / task_cancel, /tasks with Cancel buttons, `augure tasks`, and a crash."""
+"""Background work (docs/reference/execution.md#background-work) through the real bot: released
+calls, their result as a new turn, task_status / task_cancel, /tasks with Cancel buttons, `augure
+tasks`, and a crash."""
 
 from __future__ import annotations
 

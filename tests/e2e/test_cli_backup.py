@@ -1,5 +1,6 @@
-"""`augure backup` / `augure restore` (SPEC §1): a consistent snapshot while another process
-writes, and restores that refuse a non-empty home and archives that would escape it."""
+"""`augure backup` / `augure restore` (docs/reference/commands.md#augure-backup-file): a consistent
+snapshot while another process writes, and restores that refuse a non-empty home and archives that
+would escape it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`augure doctor` tells each failure of Telegram and the LLM endpoint apart (SPEC §1)."""
+"""`augure doctor` tells each failure of Telegram and the LLM endpoint apart
+(docs/reference/commands.md#augure-doctor)."""
 
 from __future__ import annotations
 

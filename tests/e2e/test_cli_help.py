@@ -1,4 +1,5 @@
-"""`augure --version`, `augure --help` and every command's own --help (SPEC §1)."""
+"""`augure --version`, `augure --help` and every command's own --help
+(docs/reference/commands.md#common-to-every-command)."""
 
 from __future__ import annotations
 

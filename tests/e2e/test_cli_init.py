@@ -1,4 +1,5 @@
-"""`augure init` against the fake Telegram and the scripted OpenAI server (SPEC §1)."""
+"""`augure init` against the fake Telegram and the scripted OpenAI server
+(docs/reference/commands.md#augure-init)."""
 
 from __future__ import annotations
 

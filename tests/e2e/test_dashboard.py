@@ -1,5 +1,6 @@
-"""The dashboard (SPEC §12) in a real headless Chromium, served by `augure run`'s own wiring
-(`serve` with the dashboard as a companion) against the fake Telegram and the scripted model.
+"""The dashboard (docs/reference/dashboard.md) in a real headless Chromium, served by `augure run`'s
+own wiring (`serve` with the dashboard as a companion) against the fake Telegram and the scripted
+model.
 """
 
 from __future__ import annotations

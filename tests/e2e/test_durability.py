@@ -1,5 +1,5 @@
-"""SPEC §13 through the real app: load, crashes (kill -9), a corrupt or locked database, and
-one bot per home."""
+"""docs/reference/durability.md#after-a-crash through the real app: load, crashes (kill -9), a
+corrupt or locked database, and one bot per home."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The `files` tool (SPEC §3): the owner's documents in inbox/, the chat's sandbox workspace,
-reads of text and PDFs, sending back as photo or document, and paths that cannot leave."""
+"""The `files` tool (docs/reference/tools.md#files): the owner's documents in inbox/, the chat's
+sandbox workspace, reads of text and PDFs, sending back as photo or document, and paths that cannot
+leave."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The bot in a group (SPEC §6): it acts only for allowed users who address it."""
+"""The bot in a group (docs/reference/telegram.md#groups): it acts only for allowed users who
+address it."""
 
 from __future__ import annotations
 

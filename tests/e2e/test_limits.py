@@ -1,4 +1,5 @@
-"""Tool profiles (SPEC §10) through the real bot: refusals, costs, added approval, restarts."""
+"""Tool profiles (docs/reference/limits.md) through the real bot: refusals, costs, added approval,
+restarts."""
 
 from __future__ import annotations
 

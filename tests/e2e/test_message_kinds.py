@@ -1,4 +1,5 @@
-"""Message kinds beyond text, photos, documents and voice (SPEC §6)."""
+"""Message kinds beyond text, photos, documents and voice
+(docs/reference/telegram.md#message-kinds)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Personas (SPEC §11) through the real bot: /persona's buttons, per chat, across restarts."""
+"""Personas (docs/reference/personas.md#personas) through the real bot: /persona's buttons, per
+chat, across restarts."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Long calls show one status message in the chat (SPEC §8): through the fake Telegram and
-the scripted model, with the real board; sandbox lines reported as they arrive."""
+"""Long calls show one status message in the chat (docs/reference/execution.md#progress): through
+the fake Telegram and the scripted model, with the real board; sandbox lines reported as they
+arrive."""
 
 from __future__ import annotations
 

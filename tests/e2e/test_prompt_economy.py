@@ -1,5 +1,6 @@
 """Rarely used built-in tools cost one line of the system prompt until the model loads them,
-and work either way (SPEC §3). The size of the first request is measured by bench.prompt."""
+and work either way (docs/reference/tools.md). The size of the first request is measured by
+bench.prompt."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`task` subagents through the real bot (SPEC §8): the model over HTTP through the openai SDK,
-approvals in Telegram, the audit trail in state.db."""
+"""`task` subagents through the real bot (docs/reference/execution.md#subagents): the model over
+HTTP through the openai SDK, approvals in Telegram, the audit trail in state.db."""
 
 from __future__ import annotations
 
@@ -186,8 +186,9 @@ async def test_a_model_error_mid_way_returns_the_output_so_far_interrupted(bot: 
 
 
 async def test_a_task_released_to_the_background_reports_in_a_turn_of_its_own(bot: Bot) -> None:
-    """`task` takes the `background` flag (SPEC §8): the turn ends at once, the subagent
-    works on, and its answer comes back to the chat as a turn with origin `chat>background`."""
+    """`task` takes the `background` flag (docs/reference/execution.md#subagents): the turn ends at
+    once, the subagent works on, and its answer comes back to the chat as a turn with origin
+    `chat>background`."""
     await with_agents(bot)
 
     def respond(body: dict[str, Any]) -> Reply:

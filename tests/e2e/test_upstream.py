@@ -1,5 +1,5 @@
-"""Upstream faults (SPEC §13): the model endpoint answering a web page instead of JSON, a stream
-cut off half-way, and the Bot API going down and coming back."""
+"""Upstream faults (docs/reference/durability.md#outages): the model endpoint answering a web page
+instead of JSON, a stream cut off half-way, and the Bot API going down and coming back."""
 
 from __future__ import annotations
 
@@ -151,7 +151,8 @@ async def test_updates_flow_again_soon_after_a_long_bot_api_outage(
         )  # fmt: skip
         await telegram.recover()
         telegram.inject_message(OWNER, "are you back?")
-        # SPEC §13 asks for 15 s; the deadline leaves room for a slow machine.
+        # docs/reference/durability.md#outages asks for 15 s; the deadline leaves room for a slow
+        # machine.
         await delivered(telegram, "After.", timeout=20)
     finally:
         await bot.stop()

@@ -1,4 +1,5 @@
-"""`[agents]` and `[agents.NAME]` (SPEC §8): read, defaulted, and refused with the key to fix."""
+"""`[agents]` and `[agents.NAME]` (docs/reference/execution.md): read, defaulted, and refused with
+the key to fix."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""`task` subagents (SPEC §8) with the in-process scripted model: a fresh context, the agent's
-model and tools, calls through the executor as `task:NAME`, the step budget, interruption,
+"""`task` subagents (docs/reference/execution.md#subagents) with the in-process scripted model: a
+fresh context, the agent's model and tools, calls through the executor as `task:NAME`, the step
+budget, interruption,
 provenance and usage in the parent turn."""
 
 from __future__ import annotations

@@ -55,7 +55,9 @@ class TelegramApprover:
 
     async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any]:
         chat_id = self._chat_for(request)
-        if chat_id < 0:  # a group or channel: approvals go to a private chat only (SPEC §4)
+        # a group or channel: approvals go to a private chat only
+        # (docs/reference/approvals.md#the-request)
+        if chat_id < 0:
             raise LookupError("approval requests are never posted outside a private chat")
         arguments = arguments_text(request.arguments)
         header = (

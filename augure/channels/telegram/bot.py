@@ -264,7 +264,7 @@ class TelegramBot:
         message = update.message
         if in_group(message):
             # In a group the bot stays silent for everyone else, and for allowed users
-            # unless they address it (SPEC §6).
+            # unless they address it (docs/reference/telegram.md#groups).
             assert message is not None
             if allowed and addressed(message, context.bot.bot):
                 return
@@ -451,7 +451,8 @@ def _start_failure(exc: Exception, config: Config) -> str:
     return f"cannot start the Telegram bot ({detail}); check {token_from} and {url_from}"
 
 
-STOP_SECONDS = 8.0  # SPEC: `augure run` stops within 10 s of SIGINT/SIGTERM
+# docs/reference/commands.md#augure-run: `augure run` stops within 10 s of SIGINT/SIGTERM
+STOP_SECONDS = 8.0
 
 
 async def serve(

@@ -85,7 +85,8 @@ async def status_report(core: Core) -> str:
         f"{len(jobs)} job(s)"
         + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
     ]
-    limits = await core.executor.limits.usage()  # SPEC §10: each with today's use
+    # docs/reference/limits.md#seeing-todays-use: each with today's use
+    limits = await core.executor.limits.usage()
     lines += ["Limits:", *(f"• {describe(use)}" for use in limits)] if limits else []
     mcp = core.mcp.status_line() if core.mcp else None
     lines += [core.redact(mcp)] if mcp else []  # a server's error may quote a secret

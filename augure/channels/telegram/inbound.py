@@ -1,5 +1,5 @@
 """Which updates the bot acts on, and how the message kinds without a handler of their own
-reach the model (SPEC §6)."""
+reach the model (docs/reference/telegram.md#message-kinds)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""/persona: list the personas with a button each, or switch this chat to one (SPEC §11)."""
+"""/persona: list the personas with a button each, or switch this chat to one
+(docs/reference/personas.md#personas)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Long polling that comes back quickly after a Bot API outage (SPEC §13: within 15 s).
+"""Long polling that comes back quickly after a Bot API outage
+(docs/reference/durability.md#outages: within 15 s).
 
 python-telegram-bot 22's Updater retries a failed getUpdates after 1 s, then 1.5 times longer
 after each further failure, up to 30 s (`telegram.ext._utils.networkloop`), and offers no

@@ -1,5 +1,5 @@
-"""The dashboard's pages, in menu order (SPEC §12). A page is one module here (its `PAGE`)
-and its template(s); adding one is adding it to this list.
+"""The dashboard's pages, in menu order (docs/reference/dashboard.md#pages). A page is one module
+here (its `PAGE`) and its template(s); adding one is adding it to this list.
 """
 
 from __future__ import annotations

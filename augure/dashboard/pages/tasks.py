@@ -1,5 +1,6 @@
-"""Background tasks (SPEC §12): running ones first, then the newest, a page at a time; each
-running one has a Cancel button that goes through the task manager, as /tasks's button and
+"""Background tasks (docs/reference/dashboard.md#pages): running ones first, then the newest, a page
+at a time; each running one has a Cancel button that goes through the task manager, as /tasks's
+button and
 `task_cancel` do, so its work (and any process it started) is stopped.
 
 Only the process running a task can stop it: served by `augure dashboard`, this process runs
