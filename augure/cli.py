@@ -16,7 +16,7 @@ from typing import Any
 from augure.import_guard import collector_paused, importing_without
 
 # httpx loads its own command line (click, rich, pygments) whenever those are installed:
-# ~35 ms and ~3 MB of every start for a tool Augure never runs.
+# time and memory at every start for a tool Augure never runs (docs/performance.md).
 with importing_without("click"):
     import httpx  # noqa: F401
 
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
 async def _run(config: Config, args: argparse.Namespace) -> int:
     from augure.keepalive import load_tls_early
 
-    load_tls_early()  # beside the import below, python-telegram-bot's (~0.1 s)
+    load_tls_early()  # overlaps python-telegram-bot's slow import below
     with collector_paused():
         from augure.channels.telegram.bot import serve
 

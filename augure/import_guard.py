@@ -36,11 +36,11 @@ def importing_without(*modules: str) -> Iterator[None]:
 def collector_paused() -> Iterator[None]:
     """For the imports made once at start. What they make (modules, classes, functions)
     lives as long as the process, yet the cyclic collector would walk it again in every
-    collection that fires while the imports allocate: ~150 collections, one of them over
-    everything, ~40 ms of `augure run`'s ~0.4 s start. The collector is off within the
+    collection that fires while the imports allocate: many collections, one of them over
+    everything: a share of `augure run`'s start (docs/performance.md). The collector is off in the
     block; on leaving, what exists is set aside for good (`gc.freeze`: later collections
     walk only what is made after) and the collector is on again if it was. Reference
-    counting frees objects as always; only the few cycles the imports left (~1,000 objects)
+    counting frees objects as always; only the few cycles the imports left
     are never collected."""
     was_enabled = gc.isenabled()
     gc.disable()

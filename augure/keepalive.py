@@ -4,7 +4,7 @@ Before every request, httpcore asks each idle connection of its pool whether the
 closed it (its socket would then be readable). Through anyio that question rebuilds the
 stream's whole attribute table, a `getpeername()` system call included, so its cost grows
 with the pool: with 20 chats answered at once, Telegram's pool and the model's each hold ~20
-connections, and those checks took ~1 ms of the bot's CPU per message (`bench.throughput`).
+connections, and those checks cost CPU on every message (`bench.throughput`, performance.md).
 A stream opened through `KeptSocket` keeps the socket it was opened on and polls it, as
 httpcore itself does once it has the socket.
 
@@ -36,7 +36,7 @@ _context: ssl.SSLContext | None = None
 
 
 def tls_context() -> ssl.SSLContext:
-    """One context for every client: the CA bundle is read once (~20 ms), not per client."""
+    """One context for every client: the CA bundle is read once (it is slow), not per client."""
     global _context
     with _loading:  # the early load may still be reading it: wait for it, not a second read
         if _context is None:
@@ -46,7 +46,7 @@ def tls_context() -> ssl.SSLContext:
 
 def load_tls_early() -> None:
     """Start reading the CA bundle on a thread. OpenSSL parses it without holding the GIL, so
-    it runs beside the imports that follow instead of after them (~20 ms of `augure run`'s
+    it runs beside the imports that follow instead of after them (time off `augure run`'s
     start). A failure is left for `tls_context()` to raise where it is used."""
 
     def load() -> None:

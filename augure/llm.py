@@ -148,10 +148,10 @@ class LLM:
 
     @property
     def client(self) -> AsyncOpenAI:
-        # Imported on first use: the SDK takes ~0.4 s to import, which would otherwise sit
+        # Imported on first use: the SDK is slow to import (docs/performance.md) and would sit
         # between `augure run` and the first poll.
         if self._client is None:
-            # aiohttp, when installed, is only for a client Augure does not use: ~7 MB.
+            # aiohttp, when installed, is only for a client Augure does not use: memory for nothing.
             with importing_without("aiohttp"):
                 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
@@ -172,7 +172,7 @@ class LLM:
         return self._client
 
     async def warm_up(self) -> None:
-        """Import the SDK and build the client on a worker thread (~0.4-0.5 s of CPU)."""
+        """Import the SDK and build the client on a worker thread (the import is CPU-heavy)."""
         if self._client is None:
             if self._warming is None or self._warming.done():  # done, yet no client: failed
                 self._warming = asyncio.ensure_future(asyncio.to_thread(lambda: self.client))
@@ -212,7 +212,7 @@ class LLM:
             if on_text is not None:
                 return await self._stream(client, request, on_text, on_tool_call)
             # The SDK's lower-level `post` keeps its retries, timeouts and errors but skips
-            # `create`'s TypedDict walk over every message (~0.1 ms per history message per
+            # `create`'s TypedDict walk over every message (a cost per history message per
             # call, growing with the conversation); `cast_to=object` hands back the parsed
             # JSON instead of building typed models of it, which we would only read once.
             completion = await client.post("/chat/completions", cast_to=object, body=request)

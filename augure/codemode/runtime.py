@@ -4,7 +4,7 @@ The one module that imports pydantic_monty (pinned in pyproject.toml). Monty int
 Python subset in a worker subprocess with no files, network, environment or subprocesses;
 everything the snippet may reach from outside is a function handed in here.
 
-Each run gets its own pool and worker: about 3 ms, and no state, heap or half-finished
+Each run gets its own pool and worker: cheap, and no state, heap or half-finished
 timeout survives from one snippet to the next. Monty's synchronous API is driven from a
 dedicated thread, and each host call is sent back to the event loop and awaited there, so the
 snippet sees a plain call (no `await`). The asynchronous API was tried first: its Rust threads

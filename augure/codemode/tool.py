@@ -174,7 +174,7 @@ async def execute_code(
 
 @functools.cache
 def _parameter_order(params: type[BaseModel]) -> list[str]:
-    # Generating a JSON schema costs ~0.5 ms per tool; a tool's params model never changes.
+    # Generating a JSON schema is slow next to a lookup; a tool's params model never changes.
     return stubs.parameter_order(compact_schema(params.model_json_schema()))
 
 

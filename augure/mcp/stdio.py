@@ -1,5 +1,5 @@
 """A stdio server's pipes, read with a bound: the SDK's own stdio client keeps a line until
-its end, however long, so one 10 MB answer held the bot at 180 MB (docs/mcp.md, "Limits").
+its end, however long, so one huge answer swelled the bot (docs/performance.md).
 
 Here each stdout line is kept up to `MESSAGE_LIMIT` bytes; a longer one is dropped as it
 arrives and its request answered with an error naming the limit. Stderr lines go, redacted,

@@ -129,7 +129,7 @@ class Tool:
     name: str
     description: str
     # The arguments' model, or a function that builds it on first use (`tool` gives one:
-    # building every tool's model at import was ~20 ms of each start).
+    # building every tool's model at import slowed each start: docs/performance.md).
     model: type[BaseModel] | Callable[[], type[BaseModel]]
     function: ToolFunction
     risk: Risk = "low"

@@ -38,7 +38,7 @@ IMAPClientError = imaplib.IMAP4.error
 
 def _policies() -> ModuleType:
     """`email.policy`, imported when mail is first read or sent: it loads the standard
-    library's header parser, ~15 ms of every start for a tool most turns never call."""
+    library's header parser, a cost at every start for a tool most turns never call."""
     from email import policy
 
     return policy

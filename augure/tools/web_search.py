@@ -103,7 +103,7 @@ def render(query: str, hits: list[Hit]) -> str:
 
 
 async def search_tavily(query: str, count: int, key: str, settings: SearchSettings) -> list[Hit]:
-    import tavily  # imported on use: it pulls in `requests` (~0.1 s), most turns never search
+    import tavily  # imported on use: it pulls in `requests` (slow), most turns never search
     import tavily.errors
 
     client = tavily.AsyncTavilyClient(

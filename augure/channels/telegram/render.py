@@ -42,7 +42,7 @@ _TAB_SLACK = 3
 
 @functools.cache
 def _parser() -> MarkdownIt:
-    """Built for the first reply rather than at start: markdown-it is ~16 ms of imports,
+    """Built for the first reply rather than at start: markdown-it is slow to import,
     and nothing before the first poll renders anything."""
     from markdown_it import MarkdownIt
 
@@ -346,7 +346,7 @@ def render_chunks(md: str, limit: int = TELEGRAM_LIMIT) -> list[Chunk]:
 
 
 # Most replies are a line of plain prose; parsing it is most of a simple turn's rendering
-# (~0.45 ms). A line with none of these characters, and none of the line-start markers
+# (docs/performance.md). A line with none of these characters, nor the line-start markers
 # below, renders to itself under CommonMark (tests/unit/test_render.py compares the two).
 _MARKUP = frozenset("\\`*_[]<>&#~|\x00\t")
 _LINE_START = re.compile(r"[-+=]|\d{1,9}[.)]")

@@ -22,7 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field, ValidationError
 
-# Only the error classes at import time (0.5 ms): the full Playwright API costs ~60 ms of
+# Only the error classes at import time (cheap): the full Playwright API costs time at
 # start-up and memory that a bot which never browses should not pay. Without the `browser`
 # extra the tool is listed as not installed (tools/extras.py) and never reaches these.
 try:

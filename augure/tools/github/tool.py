@@ -188,7 +188,7 @@ async def github(
     """GitHub issues, pull requests, repos, releases and search. Issues: list, read,
     open, edit, comment; pull requests: list, read, open, review, merge; repositories: list,
     read; releases: list, create; search issues, code and repositories."""
-    # PyGithub costs ~0.1 s to import: paid on the first GitHub call, not at every start.
+    # PyGithub is slow to import: paid on the first GitHub call, not at every start.
     from augure.tools.github.actions import Call, run
 
     call = Call(
