@@ -159,12 +159,21 @@ def test_every_builtin_tool_and_each_of_its_parameters_is_in_tools_md() -> None:
     assert not missing, f"not in the table of docs/reference/tools.md: {missing}"
 
 
+def test_the_deferred_tools_named_are_the_builtin_tools_marked_deferred() -> None:
+    section = _section(_page("tools.md"), "## Deferred tools")
+    listing = section.split("Deferred today:", 1)[1].split(";", 1)[0]
+    named = set(re.findall(r"`([a-z_]+)`", listing))
+    for tool in builtin_tools(Config()):
+        assert (tool.name in named) == tool.deferred, f"{tool.name}: deferred={tool.deferred}"
+
+
 def _cited_texts() -> Iterator[tuple[Path, str]]:
-    for folder in ("augure", "docs", "tests", "bench"):
+    for folder in ("augure", "docs", "tests", "bench", "skills"):
         for path in sorted((ROOT / folder).rglob("*")):
             if path.suffix in {".py", ".md"} and path.is_file():
                 yield path, path.read_text(encoding="utf-8")
-    yield ROOT / "README.md", (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in ("README.md", "pyproject.toml"):
+        yield ROOT / name, (ROOT / name).read_text(encoding="utf-8")
 
 
 OUTSIDE_CONTRACT = re.compile(r"\bSPEC\b|SPEC\.md")
