@@ -8,8 +8,8 @@ runs: either the call is refused with the text the model gets, or its use is res
 one transaction, so two calls at once cannot both take the last slot. A call that is then
 stopped before running (the owner rejects it) gives its reservation back.
 
-This module sits below `config` (which holds the `profiles` field), so the store is only a
-type here: it is handed in by the executor.
+This module sits below `config` (which holds the `profiles` field) and so below the store:
+`LimitCounters` names the three store methods it needs, and the executor hands the store in.
 """
 
 from __future__ import annotations
@@ -18,17 +18,31 @@ import fnmatch
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from augure.caller import Caller
 
-if TYPE_CHECKING:
-    from augure.store.db import Store
-
 Clock = Callable[[], datetime]
+# Given a check's index and its use so far (this minute, today, cost today): the refusal
+# text, or None when one more call still fits.
+Over = Callable[[int, int, int, float], str | None]
+
+
+class LimitCounters(Protocol):
+    """Where uses are counted: the store, in one SQLite transaction per reservation."""
+
+    async def reserve_limit_use(
+        self, checks: list[tuple[str, str, float]], at: float, day: str, over: Over
+    ) -> tuple[str | None, list[int]]: ...
+
+    async def release_limit_use(self, ids: list[int]) -> None: ...
+
+    async def limit_use(
+        self, profile: str, glob: str, at: float, day: str
+    ) -> tuple[int, int, float]: ...
 
 
 class ToolLimit(BaseModel):
@@ -94,7 +108,11 @@ def _utc_now() -> datetime:
 
 class Limits:
     def __init__(
-        self, profiles: Mapping[str, Profile], store: Store, zone: str, clock: Clock = _utc_now
+        self,
+        profiles: Mapping[str, Profile],
+        store: LimitCounters,
+        zone: str,
+        clock: Clock = _utc_now,
     ) -> None:
         self.profiles = dict(profiles)
         self.store = store

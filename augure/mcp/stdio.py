@@ -91,6 +91,66 @@ async def lines(stream: ByteReceiveStream, limit: int) -> AsyncIterator[bytes | 
         yield bytes(buffer)
 
 
+class _Pipes:
+    """The three pipes of a running server and the two streams its session talks through."""
+
+    def __init__(self, process: Process, stderr: StderrSink | None, exited: ExitSink | None):
+        from mcp.shared.message import SessionMessage
+
+        self.process, self.stderr, self.exited = process, stderr, exited
+        self.inbound_writer, self.inbound = anyio.create_memory_object_stream[
+            SessionMessage | Exception
+        ](0)
+        self.outbound, self.outbound_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        # Set once the bot stops the server: an exit it causes is no reason the server gave.
+        self.stopping = anyio.Event()
+
+    async def ended(self) -> None:
+        """Its pipes closed, most likely with it: the code it exited with is told before the
+        session learns the connection closed."""
+        code = await _exit_code(self.process)
+        if code is not None and self.exited is not None and not self.stopping.is_set():
+            self.exited(code)
+
+    async def read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        async with self.inbound_writer:
+            async for line in lines(self.process.stdout, MESSAGE_LIMIT):
+                message = _answer(line)
+                if message is None:
+                    return  # an answer to no known request: the connection is dropped
+                try:
+                    await self.inbound_writer.send(message)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+            await self.ended()
+
+    async def write_stdin(self) -> None:
+        assert self.process.stdin is not None
+        try:
+            async with self.outbound_reader:
+                async for message in self.outbound_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await self.process.stdin.send((data + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await self.ended()
+            await self.inbound_writer.aclose()  # the calls waiting for an answer learn at once
+
+    async def copy_stderr(self) -> None:
+        assert self.process.stderr is not None and self.stderr is not None
+        async for line in lines(self.process.stderr, STDERR_LINE_LIMIT):
+            if isinstance(line, Overflow):
+                self.stderr(f"(a line of {line.size} bytes is left out)")
+            else:
+                self.stderr(line.decode("utf-8", "replace").rstrip("\r"))
+
+    async def close(self) -> None:
+        self.stopping.set()
+        await self.outbound.aclose()
+        await _stop(self.process)
+        await self.inbound.aclose()
+
+
 @asynccontextmanager
 async def stdio_transport(
     command: str,
@@ -104,7 +164,6 @@ async def stdio_transport(
     """The server's process and the two streams a `ClientSession` talks through. Without a
     `stderr` sink the server's stderr is the bot's."""
     from mcp.client.stdio import get_default_environment
-    from mcp.shared.message import SessionMessage
 
     process = await anyio.open_process(
         [command, *args],
@@ -112,64 +171,18 @@ async def stdio_transport(
         stderr=subprocess.PIPE if stderr is not None else None,
         start_new_session=True,  # its own group: stopping it stops what it started
     )
-    inbound_writer, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    outbound, outbound_reader = anyio.create_memory_object_stream[SessionMessage](0)
-    # Set once the bot stops the server: an exit it causes is no reason the server gave.
-    stopping = anyio.Event()
-
-    async def ended() -> None:
-        """Its pipes closed, most likely with it: the code it exited with is told before the
-        session learns the connection closed."""
-        code = await _exit_code(process)
-        if code is not None and exited is not None and not stopping.is_set():
-            exited(code)
-
-    async def read_stdout() -> None:
-        assert process.stdout is not None
-        async with inbound_writer:
-            async for line in lines(process.stdout, MESSAGE_LIMIT):
-                message = _answer(line)
-                if message is None:
-                    return  # an answer to no known request: the connection is dropped
-                try:
-                    await inbound_writer.send(message)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
-            await ended()
-
-    async def write_stdin() -> None:
-        assert process.stdin is not None
-        try:
-            async with outbound_reader:
-                async for message in outbound_reader:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send((data + "\n").encode())
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            await ended()
-            await inbound_writer.aclose()  # the calls waiting for an answer learn at once
-
-    async def copy_stderr() -> None:
-        assert process.stderr is not None and stderr is not None
-        async for line in lines(process.stderr, STDERR_LINE_LIMIT):
-            if isinstance(line, Overflow):
-                stderr(f"(a line of {line.size} bytes is left out)")
-            else:
-                stderr(line.decode("utf-8", "replace").rstrip("\r"))
-
+    pipes = _Pipes(process, stderr, exited)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(read_stdout)
-        tasks.start_soon(write_stdin)
+        tasks.start_soon(pipes.read_stdout)
+        tasks.start_soon(pipes.write_stdin)
         if stderr is not None:
-            tasks.start_soon(copy_stderr)
+            tasks.start_soon(pipes.copy_stderr)
         try:
-            yield inbound, outbound
+            yield pipes.inbound, pipes.outbound
         finally:
             # Stopping must end even when the caller is cancelled, or the process would leak.
             with anyio.CancelScope(shield=True):
-                stopping.set()
-                await outbound.aclose()
-                await _stop(process)
-                await inbound.aclose()
+                await pipes.close()
             tasks.cancel_scope.cancel()
 
 

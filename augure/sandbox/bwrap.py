@@ -197,34 +197,8 @@ class BwrapSandbox:
             args += ["--unshare-user", "--disable-userns"]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        args += [
-            "--die-with-parent",
-            "--new-session",
-            "--clearenv",
-            "--hostname",
-            "sandbox",
-            "--ro-bind",
-            "/usr",
-            "/usr",
-        ]
-        for name in USR_MERGED:
-            target = Path("/") / name
-            if target.is_symlink():
-                args += ["--symlink", os.readlink(target), str(target)]
-            elif target.is_dir():
-                args += ["--ro-bind", str(target), str(target)]
-        args += ["--perms", "0755", "--dir", "/etc"]
-        for name in ETC_FILES:
-            if name == "resolv.conf" and network is not None:
-                args += [
-                    "--perms",
-                    "0644",
-                    "--ro-bind-data",
-                    str(network.resolv_fd),
-                    "/etc/" + name,
-                ]
-            else:
-                args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        args += ["--die-with-parent", "--new-session", "--clearenv", "--hostname", "sandbox"]
+        args += _system_files(network)
         args += ["--perms", "0644", "--ro-bind-data", str(passwd_fd), "/etc/passwd"]
         args += ["--perms", "0644", "--ro-bind-data", str(group_fd), "/etc/group"]
         args += ["--proc", "/proc", "--dev", "/dev"]
@@ -363,3 +337,22 @@ def _tasks_of(uid: int) -> int:
             if os.stat(entry.path).st_uid == uid:
                 count += len(os.listdir(f"{entry.path}/task"))
     return count
+
+
+def _system_files(network: slirp.UserNetwork | None) -> list[str]:
+    """The host's programs and libraries, read-only, and the few /etc files they read; with
+    a network of its own, the sandbox's resolver instead of the host's."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in USR_MERGED:
+        target = Path("/") / name
+        if target.is_symlink():
+            args += ["--symlink", os.readlink(target), str(target)]
+        elif target.is_dir():
+            args += ["--ro-bind", str(target), str(target)]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_FILES:
+        if name == "resolv.conf" and network is not None:
+            args += ["--perms", "0644", "--ro-bind-data", str(network.resolv_fd), "/etc/" + name]
+        else:
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args

@@ -33,7 +33,7 @@ from augure.approval.rules import literal
 from augure.netguard import BlockedURL, Pinned, pin_url
 from augure.tool_settings import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
-from augure.tools.http_render import render
+from augure.tools.http_render import Response, render
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -272,16 +272,6 @@ def _dot_segments(url: httpx.URL) -> bool:
 
 
 # -- sending ------------------------------------------------------------------------------
-
-
-@dataclass
-class Response:
-    status: int
-    reason: str
-    headers: dict[str, str]
-    body: bytes
-    cut: bool
-    hops: list[str]
 
 
 async def send(

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from augure.tools.http import Response
+from dataclasses import dataclass
 
 TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "csv")
+
+
+@dataclass
+class Response:
+    """What `send` brought back: the last hop's answer and every URL it passed through."""
+
+    status: int
+    reason: str
+    headers: dict[str, str]
+    body: bytes
+    cut: bool
+    hops: list[str]
 
 
 def render(response: Response, method: str, max_bytes: int) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
@@ -35,6 +35,7 @@ from tests.fakes.github_json import (
     sha,
     stamp,
 )
+from tests.fakes.server import FakeServer
 
 JSON = dict[str, Any]
 NOT_FOUND = {"message": "Not Found", "documentation_url": DOCS, "status": "404"}
@@ -45,7 +46,8 @@ RATE_LIMITED = (
 
 
 @dataclass
-class FakeGitHub:
+class FakeGitHub(FakeServer):
+    runner_options: ClassVar[dict[str, Any]] = {"shutdown_timeout": 0.5}
     token: str = "fake-github-token-0123456789abcdef"
     login: str = "octocat"
     max_per_page: int = 100  # GitHub's cap
@@ -53,31 +55,17 @@ class FakeGitHub:
     repos: dict[str, Repo] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
     base_url: str = ""
-    _runner: web.AppRunner | None = None
     _ids: int = 1000
 
     # -- lifecycle --------------------------------------------------------------------------
-    async def start(self) -> None:
+    def build_app(self) -> web.Application:
         app = web.Application(middlewares=[self._middleware])
         for method, path, handler in self._routes():
             app.router.add_route(method, path, handler)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.base_url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        return app
 
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeGitHub:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
+    def _started(self) -> None:
+        self.base_url = self.origin
 
     # -- test-side API ----------------------------------------------------------------------
     def next_id(self) -> int:

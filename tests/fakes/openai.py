@@ -27,10 +27,11 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import BodyPartReader, web
+
+from tests.fakes.server import FakeServer
 
 __all__ = [
     "NO_REPLY_MESSAGE",
@@ -123,7 +124,13 @@ def _pieces(s: str, size: int) -> list[str]:
     return [s[i : i + size] for i in range(0, len(s), size)]
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeServer):
+    # handler_cancellation: a client that gives up (timeout test) cancels its handler.
+    runner_options: ClassVar[dict[str, Any]] = {
+        "handler_cancellation": True,
+        "shutdown_timeout": 0.5,
+    }
+
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.transcriptions: list[dict[str, Any]] = []
@@ -135,44 +142,23 @@ class FakeOpenAI:
         self.base_url: str = ""
         self._queue: deque[Reply] = deque()
         self._call_counter = 0
-        self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
         self._seen = asyncio.Condition()
 
     # -- lifecycle -------------------------------------------------------------------------
-    async def start(self) -> None:
+    def build_app(self) -> web.Application:
         self._closing.clear()
         app = web.Application(middlewares=[self._auth])
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
-        # handler_cancellation: a client that gives up (timeout test) cancels its handler.
-        self._runner = web.AppRunner(
-            app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return app
 
-    async def stop(self) -> None:
+    def _started(self) -> None:
+        self.base_url = f"{self.origin}/v1"
+
+    def _stopping(self) -> None:
         self._closing.set()  # wake handlers sleeping on `delay` / `chunk_delay`
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeOpenAI:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # -- test-side API -----------------------------------------------------------------------
     def script(self, *replies: Reply) -> None:
@@ -365,3 +351,9 @@ class FakeOpenAI:
         if include_usage:
             out.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
         return out
+
+
+if __name__ == "__main__":
+    from tests.fakes.openai_cli import main
+
+    main()

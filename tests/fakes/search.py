@@ -17,11 +17,12 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 from multidict import CIMultiDict
+
+from tests.fakes.server import FakeServer
 
 CORPUS_SIZE = 10  # results a query finds; SearXNG returns them all, the others `max_results`
 
@@ -45,7 +46,9 @@ def corpus(query: str) -> list[dict[str, str]]:
     ]
 
 
-class FakeSearch:
+class FakeSearch(FakeServer):
+    runner_options: ClassVar[dict[str, Any]] = {"handler_cancellation": True}
+
     def __init__(
         self,
         tavily_key: str = "tvly-test-key",
@@ -59,38 +62,19 @@ class FakeSearch:
         self.fail_status: int | None = None
         self.delay = 0.0
         self.root = ""
-        self._runner: web.AppRunner | None = None
 
     def base_url(self, provider: str) -> str:
         return f"{self.root}/{provider}"
 
-    async def start(self) -> None:
+    def build_app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/tavily/search", self._tavily)
         app.router.add_post("/exa/search", self._exa)
         app.router.add_get("/searxng/search", self._searxng)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.root = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        return app
 
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeSearch:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
+    def _started(self) -> None:
+        self.root = self.origin
 
     async def _arrive(self, provider: str, request: web.Request) -> dict[str, Any]:
         if request.method == "POST":
@@ -204,32 +188,27 @@ class FakeSearch:
         )
 
 
-class FakeUpstream:
+class FakeUpstream(FakeServer):
     """An arbitrary web API for the `http` tool: echoes, redirects, big, slow and odd bodies.
 
     `requests` records (method, path with query, headers, body) of everything that arrived,
     so a test can prove a refused request never left the process.
     """
 
+    runner_options: ClassVar[dict[str, Any]] = {"handler_cancellation": True}
+
     def __init__(self) -> None:
         # Headers stay case-insensitive, as HTTP has them.
         self.requests: list[tuple[str, str, CIMultiDict[str], bytes]] = []
         self.root = ""
-        self._runner: web.AppRunner | None = None
 
-    async def __aenter__(self) -> FakeUpstream:
+    def build_app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.root = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
-        return self
+        return app
 
-    async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    def _started(self) -> None:
+        self.root = self.origin
 
     def paths(self) -> list[str]:
         return [path for _, path, _, _ in self.requests]

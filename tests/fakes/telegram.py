@@ -34,11 +34,12 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
 from tests.fakes import telegram_messages
+from tests.fakes.server import FakeServer
 from tests.fakes.telegram_html import ContentError, check_reply_markup, format_text, utf16_len
 
 JSON = dict[str, Any]
@@ -150,7 +151,9 @@ def _image_size(data: bytes) -> tuple[int, int]:
     return 800, 600
 
 
-class FakeTelegram:
+class FakeTelegram(FakeServer):
+    runner_options: ClassVar[dict[str, Any]] = {"shutdown_timeout": 1.0}
+
     def __init__(
         self,
         token: str = "123456:TEST-TOKEN",
@@ -178,9 +181,6 @@ class FakeTelegram:
         self._inflight = 0
         self._last_activity = time.monotonic()
         self._closing = False
-        self._runner: web.AppRunner | None = None
-        self._site: web.TCPSite | None = None
-        self._port: int | None = None
         self._outage: str | None = None  # "502" or "refuse" while the API is down
         self._handlers: dict[str, tuple[str, Handler]] = {}
         for name in (
@@ -192,36 +192,20 @@ class FakeTelegram:
             self._handlers[name.lower()] = (name, getattr(self, f"_api_{name}"))
 
     # ----------------------------------------------------------------- lifecycle
-    async def start(self) -> None:
+    def build_app(self) -> web.Application:
         self._closing = False
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._handle_api)
         app.router.add_route("GET", "/file/bot{token}/{path:.+}", self._handle_file)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        self._site = web.TCPSite(self._runner, "127.0.0.1", self._port or 0)
-        await self._site.start()
-        self._port = self._runner.addresses[0][1]
+        return app
 
-    async def stop(self) -> None:
+    def _stopping(self) -> None:
         self._closing = True
         self._notify()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeTelegram:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     @property
     def root(self) -> str:
-        if self._port is None:
-            raise RuntimeError("FakeTelegram is not started")
-        return f"http://127.0.0.1:{self._port}"
+        return self.origin
 
     # ----------------------------------------------------------------- outages
     async def outage(self, mode: str = "502") -> None:
@@ -231,21 +215,15 @@ class FakeTelegram:
             raise ValueError(f"unknown outage mode {mode!r}")
         self._outage = mode
         self._notify()
-        if mode == "refuse" and self._site is not None:
-            await self._site.stop()
-            self._site = None
-        elif mode == "502":
-            await self._listen()
-
-    async def _listen(self) -> None:
-        if self._site is None and self._runner is not None:
-            self._site = web.TCPSite(self._runner, "127.0.0.1", self._port)
-            await self._site.start()
+        if mode == "refuse":
+            await self.unlisten()
+        else:
+            await self.listen()
 
     async def recover(self) -> None:
         """The Bot API is back, on the same address, with its state (updates, messages)."""
         self._outage = None
-        await self._listen()
+        await self.listen()
         self._notify()
 
     def _outage_response(self, request: web.Request) -> web.Response:
@@ -823,3 +801,9 @@ class FakeTelegram:
 
     async def _api_logOut(self, params: JSON) -> bool:
         return True
+
+
+if __name__ == "__main__":
+    from tests.fakes.telegram_cli import main
+
+    main()

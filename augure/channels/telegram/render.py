@@ -255,6 +255,53 @@ def _split_fence(lines: list[str], tok: Token, limit: int, refs: Refs) -> list[P
     return out
 
 
+Unit = tuple[int, int, str, int]  # first line, end line, html, token (-1 for a gap)
+
+
+def _units(tokens: list[Token], renderer: Renderer, line_count: int) -> list[Unit]:
+    """Each top-level block with its HTML rendered in full context, and the gaps between
+    blocks (blank lines, reference definitions), which render to nothing."""
+    units: list[Unit] = []
+    cursor, i = 0, 0
+    while i < len(tokens):
+        if (span := tokens[i].map) and span[0] >= cursor:
+            if span[0] > cursor:
+                units.append((cursor, span[0], "", -1))
+            units.append((span[0], max(span[1], span[0] + 1), renderer.block(i, False), i))
+            cursor = units[-1][1]
+        i = renderer.end[i] + 1
+    units.append((cursor, line_count, "", -1))
+    return units
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A top-level block too long for one part: its source lines, where they start in the
+    message, its HTML and its token (-1 when it is no block)."""
+
+    lines: list[str]
+    start: int
+    html: str
+    token: int
+
+
+def _split_block(
+    block: _Block, tokens: list[Token], renderer: Renderer, limit: int, refs: Refs
+) -> list[Piece]:
+    lines, start, ti = block.lines, block.start, block.token
+    if ti >= 0 and tokens[ti].type == "fence":
+        return _split_fence(lines, tokens[ti], limit, refs)
+    prefer = {}  # cut points worth a slightly emptier part
+    for n in range(1, len(lines)):
+        if not lines[n - 1].strip() and not lines[n].startswith("    "):
+            prefer[n] = 1  # after a blank line, not into indented code
+    for t in tokens[ti + 1 : renderer.end[ti]] if ti >= 0 else ():
+        if t.map and t.nesting >= 0 and t.level == 1 and t.map[0] > start:
+            prefer[t.map[0] - start] = 2  # a list item or quoted block
+    ratio = utf16_len(block.html) / max(utf16_len("\n".join(lines)), 1)
+    return _split_lines(lines, limit, refs, prefer, ratio)
+
+
 def _split(md: str, limit: int) -> list[Piece]:
     src = _normalize(md)
     if not src.strip():
@@ -264,43 +311,19 @@ def _split(md: str, limit: int) -> list[Piece]:
     tokens = _parse(src, env) or []  # too deep: one unit without HTML, sent as text
     refs: Refs = env.get("references", {})
     renderer, lines = Renderer(tokens), src.split("\n")
-
-    # Units: each top-level block with its HTML rendered in full context, and the gaps
-    # between blocks (blank lines, reference definitions), which render to nothing.
-    units: list[tuple[int, int, str, int]] = []  # first line, end line, html, token
-    cursor, i = 0, 0
-    while i < len(tokens):
-        if (span := tokens[i].map) and span[0] >= cursor:
-            if span[0] > cursor:
-                units.append((cursor, span[0], "", -1))
-            units.append((span[0], max(span[1], span[0] + 1), renderer.block(i, False), i))
-            cursor = units[-1][1]
-        i = renderer.end[i] + 1
-    units.append((cursor, len(lines), "", -1))
-
     out: list[Piece] = []
     cur_src: list[str] = []
     cur_html: list[str] = []
     size_p = size_h = 0
-    for start, stop, html, ti in units:
+    for start, stop, html, ti in _units(tokens, renderer, len(lines)):
         text = "\n".join(lines[start:stop])
         pieces = [(text, html)]
         if not text.strip():
             if not cur_src or size_p + 1 + utf16_len(text) > limit:
                 continue  # whitespace at a cut point is dropped
         elif utf16_len(text) > limit or utf16_len(html) > limit:
-            if ti >= 0 and tokens[ti].type == "fence":
-                pieces = _split_fence(lines[start:stop], tokens[ti], limit, refs)
-            else:
-                prefer = {}  # cut points worth a slightly emptier part
-                for n in range(1, stop - start):
-                    if not lines[start + n - 1].strip() and not lines[start + n].startswith("    "):
-                        prefer[n] = 1  # after a blank line, not into indented code
-                for t in tokens[ti + 1 : renderer.end[ti]] if ti >= 0 else ():
-                    if t.map and t.nesting >= 0 and t.level == 1 and t.map[0] > start:
-                        prefer[t.map[0] - start] = 2  # a list item or quoted block
-                ratio = utf16_len(html) / max(utf16_len(text), 1)
-                pieces = _split_lines(lines[start:stop], limit, refs, prefer, ratio)
+            block = _Block(lines[start:stop], start, html, ti)
+            pieces = _split_block(block, tokens, renderer, limit, refs)
         for n, (p_src, p_html) in enumerate(pieces):
             add_p = utf16_len(p_src) + (1 if cur_src else 0)
             add_h = utf16_len(p_html) + (2 if p_html and size_h else 0)
