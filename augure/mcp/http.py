@@ -9,6 +9,11 @@ import httpx2
 
 from augure.mcp.limits import MESSAGE_LIMIT, too_large
 
+# The SDK's own client defaults (30 s a request, 5 min between events of a stream), held here:
+# the SDK keeps them in a private module, which may move in any release.
+TIMEOUT_SECONDS = 30.0
+EVENT_STREAM_READ_SECONDS = 300.0
+
 
 class AnswerTooLarge(httpx2.StreamError):
     """A `StreamError`: the SDK answers the request with an error quoting it."""
@@ -43,10 +48,8 @@ async def bounded(response: httpx2.Response, limit: int = MESSAGE_LIMIT) -> None
 
 def http_client(headers: dict[str, str]) -> httpx2.AsyncClient:
     """As the SDK's `create_mcp_http_client`, with each answer bounded as it arrives."""
-    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
-
     return httpx2.AsyncClient(
         headers=headers,
-        timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+        timeout=httpx2.Timeout(TIMEOUT_SECONDS, read=EVENT_STREAM_READ_SECONDS),
         event_hooks={"response": [bounded]},
     )

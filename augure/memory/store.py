@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path, PurePosixPath
+
+from augure import data_files
 
 IDENTITY = "identity.md"
 # (file, line number from 1, line); named here because `MemoryStore.list` hides `list` there.
@@ -23,10 +24,7 @@ class MemoryPathError(ValueError):
 
 def template_dir() -> Path | None:
     """The `memory/` templates: beside the package in a checkout, or installed as data."""
-    for candidate in (
-        Path(__file__).resolve().parents[2] / "memory",
-        Path(sys.prefix) / "share" / "augure" / "memory",
-    ):
+    for candidate in data_files.candidates("memory"):
         if (candidate / IDENTITY).is_file():
             return candidate
     return None

@@ -8,13 +8,13 @@ import logging
 import os
 import shutil
 import sqlite3
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from augure import data_files
 from augure.skills.model import (
     FILES,
     SKILL_MD,
@@ -33,10 +33,7 @@ STAGING = ".staging"  # an update is tested here before it replaces the installe
 
 def bundled_dir() -> Path | None:
     """The bundled `skills/`: beside the package in a checkout, or installed as data."""
-    for candidate in (
-        Path(__file__).resolve().parents[2] / "skills",
-        Path(sys.prefix) / "share" / "augure" / "skills",
-    ):
+    for candidate in data_files.candidates("skills"):
         if candidate.is_dir() and any(candidate.glob(f"*/{SKILL_MD}")):
             return candidate
     return None

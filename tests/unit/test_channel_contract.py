@@ -136,6 +136,11 @@ async def test_when_no_approver_can_show_the_call_is_rejected(audit: Audit) -> N
     assert verdict.reason == "the owner could not be asked"
 
 
+async def references_stored(audit: Audit) -> None:
+    while not all(row["approval_ref"] for row in await audit.listing(approval_status="pending")):
+        await asyncio.sleep(0.01)
+
+
 async def test_a_restart_concludes_each_approvers_message_with_its_own_reference(
     audit: Audit,
 ) -> None:
@@ -145,6 +150,9 @@ async def test_a_restart_concludes_each_approvers_message_with_its_own_reference
     asking = asyncio.create_task(running.request(request))
     for screen in before:
         await asyncio.wait_for(screen.showing.wait(), 5)
+    # A restart finds what the row holds: wait for the references to be stored, not only
+    # shown (Python 3.12's quicker `wait_for` returns before the gate has written them).
+    await asyncio.wait_for(references_stored(audit), 5)
     after = [Screen("dashboard"), Screen("phone")]  # the next start, in another order
     assert await ApprovalGate(audit, 30, approvers=after).reject_stale() == 1
     for screen in after:

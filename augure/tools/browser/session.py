@@ -35,6 +35,9 @@ FLAGS = [
     "--no-first-run",
     # QUIC is UDP and would not go through the guard proxy.
     "--disable-quic",
+    # Shared memory in /tmp, not /dev/shm: a container's is 64 MB, which large pages exhaust
+    # (the tab then crashes). Off a container the cost is nil.
+    "--disable-dev-shm-usage",
     # WebRTC is UDP too, straight to any address a page names (a STUN server on the LAN):
     # allow it only through the proxy, which speaks no UDP, so it gets nowhere.
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",

@@ -22,21 +22,6 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field, ValidationError
 
-# Only the error classes at import time (cheap): the full Playwright API costs time at
-# start-up and memory that a bot which never browses should not pay. Without the `browser`
-# extra the tool is listed as not installed (tools/extras.py) and never reaches these.
-try:
-    from playwright._impl._errors import Error as PlaywrightError
-    from playwright._impl._errors import TimeoutError as PlaywrightTimeout
-except ImportError:
-
-    class PlaywrightError(Exception):  # type: ignore[no-redef]
-        pass
-
-    class PlaywrightTimeout(PlaywrightError):  # type: ignore[no-redef]
-        pass
-
-
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
@@ -58,6 +43,24 @@ Action = Literal[
 ]
 SNAPSHOT_LIMIT = 10_000
 EXTRACT_LIMIT = 20_000
+
+
+# Playwright's error classes by their public names, looked up when an `except` clause is
+# reached, by which time a browser call has loaded the API anyway. Imported up front it would
+# cost every start ~120 ms (`python -X importtime -c "import playwright.async_api"`), paid
+# by bots that never browse; its private `_impl._errors` module is what moves between releases.
+def playwright_error() -> type[Exception]:
+    from playwright.async_api import Error
+
+    return Error
+
+
+def playwright_timeout() -> type[Exception]:
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    return PlaywrightTimeout
+
+
 # Refs are what aria_snapshot(mode="ai") prints (e12, f1e3 inside frames); anything else
 # could smuggle selector syntax (">>") into the aria-ref engine.
 REF = re.compile(r"^[a-z0-9]{1,16}$")
@@ -148,7 +151,7 @@ async def probe(config: Config) -> str:
             )
             version = launched.version
             await launched.close()
-    except PlaywrightError as exc:
+    except playwright_error() as exc:
         raise BrowserError(f"Chromium at {executable} does not start: {_first_line(exc)}") from None
     return f"Chromium {version} at {executable} (started in {time.perf_counter() - started:.1f} s)"
 
@@ -237,9 +240,9 @@ async def act(pool: BrowserPool, call: Call) -> ToolResult:
         return await ACTIONS[call.action](pool, call)
     except BrowserError as exc:
         return ToolResult.error(str(exc))
-    except PlaywrightTimeout as exc:
+    except playwright_timeout() as exc:
         return ToolResult.error(f"{call.action} timed out: {_first_line(exc)}")
-    except PlaywrightError as exc:
+    except playwright_error() as exc:
         return ToolResult.error(f"{call.action} failed: {_first_line(exc)}")
 
 
@@ -259,7 +262,7 @@ async def _go(pool: BrowserPool, call: Call, *, create: bool) -> ToolResult:
     mark = pool.refusals()
     try:
         response = await found.page.goto(call.url, wait_until="domcontentloaded")
-    except PlaywrightError as exc:
+    except playwright_error() as exc:
         refused = pool.refused_since(mark)
         if refused:  # a redirect, or the connection itself, went somewhere forbidden
             raise BrowserError(f"refused to open {call.url}: {refused[-1]}") from None
@@ -381,7 +384,7 @@ async def _element(page: Page, call: Call) -> tuple[Locator, str]:
         raise BrowserError(f"{call.action} needs a ref (from snapshot) or a selector")
     try:
         count = await element.count()
-    except PlaywrightError as exc:
+    except playwright_error() as exc:
         raise BrowserError(f"bad {what}: {_first_line(exc)}") from None
     if count == 0:
         raise BrowserError(
@@ -424,7 +427,7 @@ def _absolute_links(tree: str, base: str) -> str:
 
 async def _where(found: Session, pool: BrowserPool, mark: int) -> str:
     # A click or Enter may start a navigation; wait for it so the next snapshot is fresh.
-    with contextlib.suppress(PlaywrightTimeout):
+    with contextlib.suppress(playwright_timeout()):
         await found.page.wait_for_load_state("domcontentloaded", timeout=5_000)
     return f"Now at {found.page.url} ({await found.page.title()}).{_refusal_note(pool, mark)}"
 
