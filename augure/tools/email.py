@@ -167,7 +167,7 @@ def _target(params: Any) -> str:
     return f"email:{params.action}:folder={params.folder or 'INBOX'}"
 
 
-def _classify(params: Any) -> Egress:
+def _classify(params: Any, config: Config) -> Egress:
     return Egress.WRITE if params.action == "send" else Egress.READ_ONLY
 
 

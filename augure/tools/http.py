@@ -434,7 +434,7 @@ def _only_what_the_method_says(p: Any) -> Any:
 @tool(
     "http",
     egress=Egress.WRITE,
-    classify=lambda p: Egress.READ_ONLY if p.method == "GET" else Egress.WRITE,
+    classify=lambda p, _config: Egress.READ_ONLY if p.method == "GET" else Egress.WRITE,
     target=target,
     rule=rule,
     aliases=aliases,

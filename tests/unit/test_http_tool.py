@@ -274,15 +274,19 @@ def params(**args: Any) -> Any:
     return validated
 
 
-def test_get_reads_and_other_methods_write() -> None:
+def test_get_reads_and_other_methods_write(tmp_path: Path) -> None:
+    config = load_config(home=tmp_path)
     get, post = params(method="get"), params(method="POST")
     assert get.method == "GET"
-    assert http_tool.egress_for(get) is Egress.READ_ONLY and not http_tool.needs_approval(get)
-    assert http_tool.concurrency_safe(get)
+    approval = http_tool.approval
+    assert approval.egress_for(get, config) is Egress.READ_ONLY
+    assert not approval.needed(get, config)
+    assert http_tool.concurrency_safe(get, config)
     for method in ("POST", "PUT", "PATCH", "DELETE"):
         write = params(method=method)
-        assert http_tool.egress_for(write) is Egress.WRITE and http_tool.needs_approval(write)
-        assert not http_tool.concurrency_safe(write)
+        assert approval.egress_for(write, config) is Egress.WRITE
+        assert approval.needed(write, config)
+        assert not http_tool.concurrency_safe(write, config)
     assert isinstance(http_tool.validate({"method": "TRACE", "url": "https://x/"}), str)
     assert http_tool.untrusted and post.method == "POST"
 
@@ -333,7 +337,7 @@ async def run_tool(tmp_path: Path, table: dict[str, Any], args: dict[str, Any]) 
     store = await Store.open(tmp_path / "state.db")
     try:
         ctx = RunContext(config, MemoryStore(tmp_path / "memory"), store)
-        return await http_tool.execute(args, ctx)
+        return await http_tool.run_ungated(args, ctx)
     finally:
         await store.close()
 
