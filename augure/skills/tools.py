@@ -94,10 +94,10 @@ def _run_skill(service: SkillService) -> Tool:
 
 
 def _manage_skill(service: SkillService) -> Tool:
-    async def manage_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
+    async def manage_preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
         # An id that names no skill is refused before the owner is bothered with it.
         try:
-            return await service.summary(params.id)
+            return await service.summary(arguments.id)
         except SkillError as exc:
             return str(exc)
 
@@ -126,8 +126,8 @@ def _manage_skill(service: SkillService) -> Tool:
 
 
 def _install_skill(service: SkillService) -> Tool:
-    async def install_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
-        prepared = await service.prepare(params.skill_id)
+    async def install_preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
+        prepared = await service.prepare(arguments.skill_id)
         return prepared if isinstance(prepared, str) else prepared.summary()
 
     @tool(

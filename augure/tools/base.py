@@ -100,11 +100,12 @@ class RunContext:
         if self.report is not None:
             self.report(line)
 
-    async def call(self, name: str, arguments: str | dict[str, Any]) -> ToolResult:
-        """Run another tool through the executor, in this context."""
+    async def call(self, name: str, sent: str | dict[str, Any]) -> ToolResult:
+        """Run another tool through the executor, in this context: `sent` is what a model
+        (or a snippet, a skill) wrote, validated by the pipeline like any call."""
         if self.execute is None:
             raise RuntimeError("this RunContext has no executor")
-        return await self.execute(name, arguments, self)
+        return await self.execute(name, sent, self)
 
     @property
     def home(self) -> Path:

@@ -422,13 +422,13 @@ async def test_opencode_not_configured(home: Path) -> None:
 
 
 def test_rules_cover_the_exact_command_only() -> None:
-    def params(command: str) -> Any:
+    def validated(command: str) -> Any:
         return sandbox_exec.arguments_model.model_validate({"command": command})
 
-    plain = params("  git status  ")
+    plain = validated("  git status  ")
     assert sandbox_exec.approval.target_for(plain) == "sandbox_exec:argv=git status"
     assert sandbox_exec.approval.rule_for(plain) == "sandbox_exec:argv=git status"
     # No escape exists for `*` or `?` in a rule: such a command gets no "Always allow".
-    assert sandbox_exec.approval.rule_for(params("rm -f *.log")) is None
+    assert sandbox_exec.approval.rule_for(validated("rm -f *.log")) is None
     fix_it = opencode.arguments_model.model_validate({"task": "fix it"})
     assert opencode.approval.rule_for(fix_it) is None

@@ -326,9 +326,9 @@ def test_egress_target_and_rule(tmp_path: Path) -> None:
     config = load_config(home=tmp_path)
 
     def parsed(**args: Any) -> Any:
-        params = github.validate(args)
-        assert not isinstance(params, str), params
-        return params
+        arguments = github.validate(args)
+        assert not isinstance(arguments, str), arguments
+        return arguments
 
     write = parsed(action="comment_issue", repo="octo/hello", issue_number=3, body="x")
     approval = github.approval
