@@ -44,7 +44,7 @@ from augure.tools.extras import available
 from augure.tools.files import files
 from augure.tools.github import github
 from augure.tools.http import http_tool
-from augure.tools.memory_tools import memory_read, memory_write_for
+from augure.tools.memory_tools import memory_read, memory_write
 from augure.tools.meta import load_tools, read_output
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.sandbox_exec import opencode, sandbox_exec
@@ -65,7 +65,7 @@ def builtin_tools(config: Config) -> list[Tool]:
     return [
         datetime_tool,
         memory_read,
-        memory_write_for(config),
+        memory_write,
         schedule,
         files,
         web_search,

@@ -289,7 +289,8 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
                 print(json.dumps([describe_tool(registry.description(t), t) for t in tools]))
             else:
                 for tool in tools:
-                    print(f"{tool.name:<14} {tool.egress.value:<9} {registry.description(tool)}")
+                    egress = tool.approval.egress.value
+                    print(f"{tool.name:<14} {egress:<9} {registry.description(tool)}")
             for server in core.mcp.servers.values() if core.mcp else ():
                 if server.state != "ready":  # its tools are missing above: say why
                     print(core.redact(server.down_text()), file=sys.stderr)
@@ -318,8 +319,8 @@ def describe_tool(description: str, tool: Any) -> dict[str, Any]:
         "name": tool.name,
         "description": description,
         "parameters": tool.parameters,
-        "risk": tool.risk,
-        "egress": tool.egress.value,
+        "risk": tool.approval.risk,
+        "egress": tool.approval.egress.value,
     }
 
 

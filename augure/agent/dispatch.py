@@ -3,8 +3,9 @@
 With streaming on, `LLM.complete` hands each call over the moment its arguments are whole
 (`start`), and it runs while the model is still writing the rest of its answer. Once the
 answer is in, `results` awaits those and runs the calls that were not started early (a
-non-streamed answer's, or one whose arguments never parsed), all concurrently as
-`Executor.run_calls` would, and gives the results in the model's order.
+non-streamed answer's, or one whose arguments never parsed), all concurrently (each through
+`Executor.run`, whose lock keeps writes one at a time), and gives the results in the model's
+order.
 
 No call outlives its turn: an error before the results are read lets the started calls
 finish (the model chose them, and each may already be with the owner for approval; their

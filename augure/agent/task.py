@@ -15,7 +15,7 @@ from augure.agent.context import first_sentence
 from augure.agent.subagent import run_subagent
 from augure.agent.turn import ChatModel
 from augure.agent_settings import AgentsConfig
-from augure.tools.base import RunContext, Tool, ToolResult
+from augure.tools.base import RunContext, Running, Tool, ToolResult
 
 NAME = "task"
 
@@ -54,11 +54,8 @@ def task_tool(agents: AgentsConfig, llm: ChatModel) -> Tool | None:
         function=task,
         # Never behind the executor's lock for writes: the subagent's own writes take it one
         # by one, and holding it for the whole run would deadlock the first of them. Several
-        # tasks of one response run side by side.
-        safe=True,
+        # tasks of one response run side by side. Approvals inside may each wait for the
+        # owner: the budget is the agent's max_loops, not the timeout.
+        running=Running(timeout=3600.0, mode="stateful", safe=True, background=True),
         relays=True,  # the answer may pass on outside content the subagent read
-        # Approvals inside may each wait for the owner; the budget is the agent's max_loops.
-        timeout=3600.0,
-        mode="stateful",
-        background=True,
     )

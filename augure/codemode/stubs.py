@@ -67,7 +67,7 @@ def annotation(node: Any, defs: dict[str, Any] | None = None) -> str:
 def stub(tool: Tool, description: str | None = None, *, brief: bool = False) -> str:
     """`def name(params) -> str:` with a docstring; `brief` keeps the first sentence only."""
     text = description if description is not None else tool.description
-    return _stub(tool.name, tool.params, text, brief)
+    return _stub(tool.name, tool.arguments_model, text, brief)
 
 
 @functools.lru_cache(maxsize=1024)

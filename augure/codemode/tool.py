@@ -88,7 +88,7 @@ async def run_code(code: str, ctx: RunContext) -> CodeRun:
     done = CodeRun(runtime.Outcome())
 
     def bridge(target: Tool) -> runtime.ApiFunction:
-        order = _parameter_order(target.params)
+        order = _parameter_order(target.arguments_model)
         names = {stubs.python_name(p): p for p in order}
 
         async def call(arguments: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from augure.mcp.client import McpServer, OversizedAnswer, ServerDown
-from augure.tools.base import Egress, RunContext, Tool
+from augure.tools.base import Approval, Egress, RunContext, Running, Tool
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 
@@ -47,21 +47,21 @@ class McpTool(Tool):
     def parameters(self) -> dict[str, Any]:
         return self.schema
 
-    def validate(self, args: dict[str, Any]) -> BaseModel | str:
+    def validate(self, raw: dict[str, Any]) -> BaseModel | str:
         import jsonschema
 
         try:
-            jsonschema.validate(args, self.schema)
+            jsonschema.validate(raw, self.schema)
         except jsonschema.ValidationError as exc:
             where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
             return f"invalid arguments for {self.name}: {where}: {exc.message}"
         except jsonschema.SchemaError as exc:
             return f"{self.name} has an invalid input schema: {exc.message}"
-        return Arguments.model_validate(args)
+        return Arguments.model_validate(raw)
 
-    async def invoke(self, params: BaseModel, ctx: RunContext) -> ToolResult:
+    async def invoke(self, arguments: BaseModel, ctx: RunContext) -> ToolResult:
         try:
-            result = await self.function(ctx, arguments=dict(params.model_extra or {}))
+            result = await self.function(ctx, arguments=dict(arguments.model_extra or {}))
         except ToolError as exc:
             return ToolResult.error(str(exc), exc.kind)
         except (ServerDown, OversizedAnswer) as exc:
@@ -82,17 +82,19 @@ def adapt(server: McpServer, listed: ListedTool) -> McpTool:
         description=listed.description or listed.title or listed.name,
         model=Arguments,
         function=call,
-        egress=Egress.READ_ONLY if read_only else Egress.WRITE,
+        approval=Approval(
+            egress=Egress.READ_ONLY if read_only else Egress.WRITE,
+            target=lambda _arguments: f"mcp.{server.name}.{listed.name}",
+            leaves=_strings if listed.name in settings.network_tools else None,
+        ),
+        running=Running(timeout=settings.timeout_seconds),
         untrusted=True,
         deferred=settings.deferred,
-        timeout=settings.timeout_seconds,
-        target=lambda _params: f"mcp.{server.name}.{listed.name}",
-        leaves=_strings if listed.name in settings.network_tools else None,
         schema=_object_schema(listed.input_schema),
     )
 
 
-def _strings(params: Any) -> list[str]:
+def _strings(arguments: Any) -> list[str]:
     """Every text a network-reading tool is given: any of them may travel in its request."""
     found: list[str] = []
 
@@ -106,7 +108,7 @@ def _strings(params: Any) -> list[str]:
             for item in value:
                 walk(item)
 
-    walk(params.model_dump())
+    walk(arguments.model_dump())
     return found or [""]  # no text at all: still a request the model chose to make
 
 

@@ -22,6 +22,13 @@ SkillId = Annotated[str, Field(description="skill id")]
 
 
 def skill_tools(service: SkillService) -> list[Tool]:
+    return [
+        build(service)
+        for build in (_create_skill, _list_skills, _run_skill, _manage_skill, _install_skill)
+    ]
+
+
+def _create_skill(service: SkillService) -> Tool:
     @tool(
         "create_skill",
         deferred=True,  # skill management is occasional: loaded on demand
@@ -49,6 +56,10 @@ def skill_tools(service: SkillService) -> list[Tool]:
         except SkillError as exc:
             return ToolResult.error(str(exc))
 
+    return create_skill
+
+
+def _list_skills(service: SkillService) -> Tool:
     @tool("list_skills", deferred=True)  # the active ones are in the prompt already
     async def list_skills(ctx: RunContext) -> ToolResult:
         """List all skills: state, trigger, last run."""
@@ -60,6 +71,10 @@ def skill_tools(service: SkillService) -> list[Tool]:
         ]
         return ToolResult.ok("\n".join(lines) or "No skills yet.")
 
+    return list_skills
+
+
+def _run_skill(service: SkillService) -> Tool:
     @tool(
         "run_skill",
         relays=True,
@@ -76,10 +91,14 @@ def skill_tools(service: SkillService) -> list[Tool]:
             return ToolResult.error(str(exc))
         return result.result
 
-    async def manage_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
+    return run_skill
+
+
+def _manage_skill(service: SkillService) -> Tool:
+    async def manage_preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
         # An id that names no skill is refused before the owner is bothered with it.
         try:
-            return await service.summary(params.id)
+            return await service.summary(arguments.id)
         except SkillError as exc:
             return str(exc)
 
@@ -104,8 +123,12 @@ def skill_tools(service: SkillService) -> list[Tool]:
         except SkillError as exc:
             return ToolResult.error(str(exc))
 
-    async def install_preview(params: Any, ctx: RunContext) -> dict[str, Any] | str:
-        prepared = await service.prepare(params.skill_id)
+    return manage_skill
+
+
+def _install_skill(service: SkillService) -> Tool:
+    async def install_preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
+        prepared = await service.prepare(arguments.skill_id)
         return prepared if isinstance(prepared, str) else prepared.summary()
 
     @tool(
@@ -129,4 +152,4 @@ def skill_tools(service: SkillService) -> list[Tool]:
         except SkillError as exc:
             return ToolResult.error(str(exc))
 
-    return [create_skill, list_skills, run_skill, manage_skill, install_skill]
+    return install_skill

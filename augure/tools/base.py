@@ -34,8 +34,7 @@ class Egress(StrEnum):
 
 
 Risk = Literal["low", "high"]
-# docs/reference/execution.md#progress. `direct`: awaited in the turn. `stateful`: reports progress
-# lines as it works
+# `direct`: awaited in the turn. `stateful`: reports progress lines as it works
 # (`RunContext.progress`; a direct tool gets no progress sink, so its lines go nowhere).
 # Whether a call may be released from the turn is `Tool.background`.
 Mode = Literal["direct", "stateful"]
@@ -101,11 +100,12 @@ class RunContext:
         if self.report is not None:
             self.report(line)
 
-    async def call(self, name: str, arguments: str | dict[str, Any]) -> ToolResult:
-        """Run another tool through the executor, in this context."""
+    async def call(self, name: str, sent: str | dict[str, Any]) -> ToolResult:
+        """Run another tool through the executor, in this context: `sent` is what a model
+        (or a snippet, a skill) wrote, validated by the pipeline like any call."""
         if self.execute is None:
             raise RuntimeError("this RunContext has no executor")
-        return await self.execute(name, arguments, self)
+        return await self.execute(name, sent, self)
 
     @property
     def home(self) -> Path:
@@ -124,51 +124,98 @@ class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-@dataclass
-class Tool:
-    name: str
-    description: str
-    # The arguments' model, or a function that builds it on first use (`tool` gives one:
-    # building every tool's model at import slowed each start: docs/performance.md).
-    model: type[BaseModel] | Callable[[], type[BaseModel]]
-    function: ToolFunction
+Classify = Callable[[Any, "Config"], Egress]
+Target = Callable[[Any], "str | None"]
+Preview = Callable[[Any, "RunContext"], Awaitable["dict[str, Any] | str"]]
+
+
+@dataclass(frozen=True)
+class Approval:
+    """Everything that decides whether a call asks the owner, and what a rule matches: one
+    value per tool. Each callable takes the call's validated arguments."""
+
     risk: Risk = "low"
     egress: Egress = Egress.NONE
-    check: ConfigCheck | None = None
-    hint: str | None = None
-    # Per-call egress for multi-action tools (e.g. email `send` writes, `list` reads).
-    classify: Callable[[Any], Egress] | None = None
-    # The canonical target a rule matches, from validated arguments (`email:send:to=a@b.c`).
-    target: Callable[[Any], str | None] | None = None
+    # Per-call egress for multi-action tools (email `send` writes, `list` reads); it gets the
+    # config for tools whose answer depends on the owner's files (a memory write landing on
+    # the heartbeat checklist).
+    classify: Classify | None = None
+    # The canonical target a rule matches (`email:send:to=a@b.c`).
+    target: Target | None = None
     # The narrow rule "Always allow" would save; default: exactly this target.
-    rule: Callable[[Any], str | None] | None = None
+    rule: Target | None = None
     # Other spellings of the same target (e.g. a preset path as an absolute URL): a deny
     # rule matching any of them refuses the call.
     aliases: Callable[[Any, Config], list[str]] | None = None
     # The target once the preview is known, when it names more than the arguments do
     # (an install's version): rules are matched against it and derived from it.
     refine: Callable[[Any, dict[str, Any]], str] | None = None
-    # May run at the same time as other calls of one model response.
+    # What a read-only call sends out to a place: a URL, typed text; "" for a step on a page
+    # it is on (a click). After outside content these are checked for data the model
+    # composed (augure/tools/leaks.py).
+    leaves: Callable[[Any], list[str]] | None = None
+    # Before asking the owner: gather what the approval request should show (e.g. a skill's
+    # summary and scan verdict). Returning a string refuses the call with that error, unasked.
+    preview: Preview | None = None
+
+    def egress_for(self, arguments: BaseModel, config: Config) -> Egress:
+        return self.classify(arguments, config) if self.classify else self.egress
+
+    def needed(self, arguments: BaseModel, config: Config) -> bool:
+        """Whether the call asks the owner by its own nature (the owner's rules, profiles
+        and the leak check are the executor's to add)."""
+        return self.risk == "high" or self.egress_for(arguments, config) is Egress.WRITE
+
+    def target_for(self, arguments: BaseModel) -> str | None:
+        return self.target(arguments) if self.target else None
+
+    def aliases_for(self, arguments: BaseModel, config: Config) -> list[str]:
+        return self.aliases(arguments, config) if self.aliases else []
+
+    def leaving(self, arguments: BaseModel) -> list[str]:
+        return self.leaves(arguments) if self.leaves else []
+
+    def rule_for(self, arguments: BaseModel, target: str | None = None) -> str | None:
+        """The pattern "Always allow" saves: the tool's own narrow rule, or exactly the target
+        (its `*` and `?` escaped, so they stay literal characters)."""
+        if self.rule:
+            return self.rule(arguments)
+        target = target if target is not None else self.target_for(arguments)
+        return literal(target) if target else None
+
+
+@dataclass(frozen=True)
+class Running:
+    """How the executor runs a tool's calls once they are allowed."""
+
+    timeout: float = 60.0
+    mode: Mode = "direct"
+    # May run at the same time as other calls of one model response; None: unless it writes.
     safe: bool | None = None
+    # Takes the optional `background` flag: such a call may be released from the turn and
+    # its result come back later as a turn of its own (docs/background.md).
+    background: bool = False
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    # The arguments' model, or a function that builds it on first use (`tool` gives one:
+    # building every tool's model at import would slow every start).
+    model: type[BaseModel] | Callable[[], type[BaseModel]]
+    function: ToolFunction
+    approval: Approval = Approval()
+    running: Running = Running()
+    check: ConfigCheck | None = None
+    hint: str | None = None
+    # Listed by name only; its schema is sent once the model asks for it with load_tools.
+    deferred: bool = False
     # Output comes from outside (web, mail, ...): the model sees it labelled as data.
     untrusted: bool = False
     # Output may pass on another tool's outside content (a saved output, a snippet's or a
     # skill's result): whatever is derived from it stays marked (e.g. a history summary).
     relays: bool = False
-    # What a read-only call sends out to a place, from validated arguments: a URL, typed
-    # text; "" for a step on a page it is on (a click). After outside content these are
-    # checked for data the model composed (augure/tools/leaks.py).
-    leaves: Callable[[Any], list[str]] | None = None
-    # Listed by name only; its schema is sent once the model asks for it with load_tools.
-    deferred: bool = False
-    timeout: float = 60.0
-    mode: Mode = "direct"
-    # Takes the optional `background` flag: such a call may be released from the turn and
-    # its result come back later as a turn of its own (docs/reference/execution.md).
-    background: bool = False
-    # Before asking the owner: gather what the approval request should show (e.g. a skill's
-    # summary and scan verdict). Returning a string refuses the call with that error, unasked.
-    preview: Callable[[Any, RunContext], Awaitable[dict[str, Any] | str]] | None = None
 
     def __post_init__(self) -> None:
         # A tool written as an async generator (however it was built) runs as a coroutine,
@@ -178,7 +225,7 @@ class Tool:
             self.function = _driven(self.name, steps)
 
     @functools.cached_property
-    def params(self) -> type[BaseModel]:
+    def arguments_model(self) -> type[BaseModel]:
         return _built(self.model)
 
     def validated_by(self, name: str, validator: Any) -> None:
@@ -193,15 +240,15 @@ class Tool:
             return create_model(name_checked, __base__=base, __validators__=validators)
 
         self.model = checked
-        self.__dict__.pop("params", None)  # built before this: build it again, checked
+        self.__dict__.pop("arguments_model", None)  # built before this: build it again, checked
 
     @property
     def parameters(self) -> dict[str, Any]:
-        schema = compact_schema(self.params.model_json_schema())
-        if self.background:
+        """The JSON schema of the arguments, as the model is sent it."""
+        schema = compact_schema(self.arguments_model.model_json_schema())
+        if self.running.background:
             # Not part of the tool's own arguments: the executor takes it off before they
-            # are validated (docs/reference/execution.md). No description, to keep every prompt
-            # small.
+            # are validated (docs/background.md). No description, to keep every prompt small.
             schema["properties"] = {**schema["properties"], "background": {"type": "boolean"}}
         return schema
 
@@ -209,54 +256,34 @@ class Tool:
         """None when usable; otherwise what the owner must set."""
         return self.check(config) if self.check else None
 
-    def validate(self, args: dict[str, Any]) -> BaseModel | str:
+    def validate(self, raw: dict[str, Any]) -> BaseModel | str:
         """The validated arguments, or an error text for the model."""
         try:
-            return self.params.model_validate(args)
+            return self.arguments_model.model_validate(raw)
         except ValidationError as exc:
             return f"invalid arguments for {self.name}: {describe(exc)}"
 
-    def egress_for(self, params: BaseModel) -> Egress:
-        return self.classify(params) if self.classify else self.egress
+    def concurrency_safe(self, arguments: BaseModel, config: Config) -> bool:
+        if self.running.safe is not None:
+            return self.running.safe
+        return self.approval.egress_for(arguments, config) is not Egress.WRITE
 
-    def needs_approval(self, params: BaseModel) -> bool:
-        return self.risk == "high" or self.egress_for(params) is Egress.WRITE
-
-    def concurrency_safe(self, params: BaseModel) -> bool:
-        return self.safe if self.safe is not None else self.egress_for(params) is not Egress.WRITE
-
-    def target_for(self, params: BaseModel) -> str | None:
-        return self.target(params) if self.target else None
-
-    def leaving(self, params: BaseModel) -> list[str]:
-        return self.leaves(params) if self.leaves else []
-
-    def aliases_for(self, params: BaseModel, config: Config) -> list[str]:
-        return self.aliases(params, config) if self.aliases else []
-
-    def rule_for(self, params: BaseModel, target: str | None = None) -> str | None:
-        """The pattern "Always allow" saves: the tool's own narrow rule, or exactly the target
-        (its `*` and `?` escaped, so they stay literal characters)."""
-        if self.rule:
-            return self.rule(params)
-        target = target if target is not None else self.target_for(params)
-        return literal(target) if target else None
-
-    async def invoke(self, params: BaseModel, ctx: RunContext) -> ToolResult:
+    async def invoke(self, arguments: BaseModel, ctx: RunContext) -> ToolResult:
         try:
-            result = await self.function(ctx, **dict(params))
+            result = await self.function(ctx, **dict(arguments))
         except ToolError as exc:
             return ToolResult.error(str(exc), exc.kind)
         except Exception as exc:  # a tool failure is an observation for the model
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
         return result if isinstance(result, ToolResult) else ToolResult.ok(str(result))
 
-    async def execute(self, args: dict[str, Any], ctx: RunContext) -> ToolResult:
-        """Validate and run, with no policy: for tests of the tool itself."""
-        params = self.validate(args)
-        if isinstance(params, str):
-            return ToolResult.error(params, ErrorKind.INVALID_CALL)
-        return await self.invoke(params, ctx)
+    async def run_ungated(self, raw: dict[str, Any], ctx: RunContext) -> ToolResult:
+        """Validate and run with no gate at all (no scope, limits, approval, redaction or
+        record): for tests and benchmarks of the tool itself, never for a model's call."""
+        arguments = self.validate(raw)
+        if isinstance(arguments, str):
+            return ToolResult.error(arguments, ErrorKind.INVALID_CALL)
+        return await self.invoke(arguments, ctx)
 
 
 def _driven(name: str, steps: StepsFunction) -> ToolFunction:
@@ -301,46 +328,66 @@ def tool(
     *,
     risk: Risk = "low",
     egress: Egress = Egress.NONE,
+    classify: Classify | None = None,
+    target: Target | None = None,
+    rule: Target | None = None,
+    aliases: Callable[[Any, Config], list[str]] | None = None,
+    refine: Callable[[Any, dict[str, Any]], str] | None = None,
+    leaves: Callable[[Any], list[str]] | None = None,
+    preview: Preview | None = None,
+    timeout: float = Running.timeout,
+    mode: Mode | None = None,
+    safe: bool | None = None,
+    background: bool = False,
     check: ConfigCheck | None = None,
     hint: str | None = None,
-    **options: Any,
+    deferred: bool = False,
+    untrusted: bool = False,
+    relays: bool = False,
 ) -> Callable[[ToolFunction | StepsFunction], Tool]:
     """Declare a tool from `async def f(ctx: RunContext, a: int, b: str = "x") -> ...`.
 
     The docstring is the description; `Annotated[T, Field(description=...)]` documents a
-    parameter. Everything after `ctx` becomes the JSON schema the model sees. `options` are
-    the other fields of Tool (classify, target, rule, safe, untrusted, deferred, timeout).
-    An async generator function is a stateful tool: each `str` it yields is a progress
-    line, and the `ToolResult` it yields last is its result.
+    parameter. Everything after `ctx` becomes the JSON schema the model sees. The keywords
+    are the fields of `Approval` (risk … preview), of `Running` (timeout … background) and
+    of `Tool` (check … relays). An async generator function is a stateful tool (`mode`
+    unless given): each `str` it yields is a progress line, and the `ToolResult` it yields
+    last is its result.
     """
+    approval = Approval(risk, egress, classify, target, rule, aliases, refine, leaves, preview)
 
     def wrap(function: ToolFunction | StepsFunction) -> Tool:
-        def build_params() -> type[BaseModel]:
-            hints = typing.get_type_hints(function, include_extras=True)
-            fields: dict[str, Any] = {}
-            parameters = inspect.signature(function).parameters.items()
-            for index, (param_name, param) in enumerate(parameters):
-                if index == 0:
-                    continue  # the RunContext
-                default = ... if param.default is inspect.Parameter.empty else param.default
-                fields[param_name] = (hints[param_name], default)
-            return create_model(f"{function.__name__}_params", __base__=_Params, **fields)
-
-        if inspect.isasyncgenfunction(function):
-            options.setdefault("mode", "stateful")  # Tool makes it a coroutine
+        # A generator reports progress lines as it works (Tool makes it a coroutine).
+        steps = inspect.isasyncgenfunction(function)
+        running = Running(timeout, mode or ("stateful" if steps else "direct"), safe, background)
         return Tool(
             name=name or function.__name__,
             description=inspect.cleandoc(function.__doc__ or "").replace("\n", " "),
-            model=build_params,
+            model=functools.partial(_arguments_model, function),
             function=typing.cast(ToolFunction, function),
-            risk=risk,
-            egress=egress,
+            approval=approval,
+            running=running,
             check=check,
             hint=hint,
-            **options,
+            deferred=deferred,
+            untrusted=untrusted,
+            relays=relays,
         )
 
     return wrap
+
+
+def _arguments_model(function: ToolFunction | StepsFunction) -> type[BaseModel]:
+    """The model of a tool function's parameters after `ctx`, from its type hints."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    fields: dict[str, Any] = {}
+    parameters = inspect.signature(function).parameters.items()
+    for index, (param_name, param) in enumerate(parameters):
+        if index == 0:
+            continue  # the RunContext
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param_name] = (hints[param_name], default)
+    return create_model(f"{function.__name__}_params", __base__=_Params, **fields)
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -156,19 +156,19 @@ Addresses = Annotated[
 ]
 
 
-def _recipients(params: Any) -> list[str]:
-    pairs = [*parse_addresses(params.to), *parse_addresses(params.cc)]
-    return sorted({address.lower() for _, address in pairs + parse_addresses(params.bcc)})
+def _recipients(arguments: Any) -> list[str]:
+    pairs = [*parse_addresses(arguments.to), *parse_addresses(arguments.cc)]
+    return sorted({address.lower() for _, address in pairs + parse_addresses(arguments.bcc)})
 
 
-def _target(params: Any) -> str:
-    if params.action == "send":
-        return "email:send:to=" + ",".join(_recipients(params))
-    return f"email:{params.action}:folder={params.folder or 'INBOX'}"
+def _target(arguments: Any) -> str:
+    if arguments.action == "send":
+        return "email:send:to=" + ",".join(_recipients(arguments))
+    return f"email:{arguments.action}:folder={arguments.folder or 'INBOX'}"
 
 
-def _classify(params: Any) -> Egress:
-    return Egress.WRITE if params.action == "send" else Egress.READ_ONLY
+def _classify(arguments: Any, config: Config) -> Egress:
+    return Egress.WRITE if arguments.action == "send" else Egress.READ_ONLY
 
 
 @tool(

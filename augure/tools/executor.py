@@ -1,17 +1,14 @@
 """The one door to every tool call: a pipeline of named steps over one `Call`.
 
-    parse ▶ validate ▶ scope ▶ release ▶ limits ▶ egress ▶ policy ▶ approval ▶ run ▶ redact ▶ read
-    ▶ record ▶ guard
-
-The gates (parse … approval) may end a call with a result of their own; `run` invokes the
-tool; the finishing steps (redact … guard) turn its result into what the caller gets. Chat
-turns, code mode, skills, jobs and `augure tools run` all call `Executor.run` with their
-`Caller` (in the `RunContext`): every gate reads who asked from it — the whole origin chain,
-the allowed tools, the approvals in force — so none of them can skip limits, approval,
-redaction or the record, and a hand-over (background, code, batch) extends it, never
-replaces it. A new check is
-one more gate in `gates`; a new caller (batch, background work, subagents, MCP) is one more
-call of `run`.
+The steps and their order are `Executor.gates`, the tool's run, then `Executor.finishing`;
+docs/architecture.md lists them (a unit test keeps that list and this code in step). The
+gates may end a call with a result of their own; `run` invokes the tool; the finishing steps
+turn its result into what the caller gets. Chat turns, code mode, skills, jobs and `augure
+tools run` all call `Executor.run` with their `Caller` (in the `RunContext`): every gate
+reads who asked from it — the whole origin chain, the allowed tools, the approvals in force —
+so none of them can skip limits, approval, redaction or the record, and a hand-over
+(background, code, batch) extends it, never replaces it. A new check is one more gate in
+`gates`; a new caller (batch, background work, subagents, MCP) is one more call of `run`.
 """
 
 from __future__ import annotations
@@ -20,9 +17,8 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import json
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest
@@ -34,9 +30,13 @@ from augure.progress import Outcome, Progress, clean_line
 from augure.secrets import Redactor
 from augure.store.audit import Audit, Rule
 from augure.tools import leaks, outputs
-from augure.tools.base import RunContext, Tool
+from augure.tools.base import RunContext
+from augure.tools.call import Call, Finish, Gate, Started, Submit, Work, parsed
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Cut, ErrorKind, Status, ToolResult
+
+# Callers that hand a call on (the background task manager) name its parts from here.
+__all__ = ["Call", "Executor", "Started", "Submit", "Work"]
 
 log = logging.getLogger(__name__)
 
@@ -45,47 +45,6 @@ CHANGED = (
     "Tool call refused: what would run changed between the approval request and the press; "
     "nothing was run. Ask again to see what would run now."
 )
-
-
-@dataclasses.dataclass
-class Call:
-    """One call on its way through the pipeline; each step fills in what it decides."""
-
-    name: str
-    arguments: str | dict[str, Any]
-    ctx: RunContext
-    tool: Tool | None = None
-    background: bool = False  # asked to be released from the turn (docs/background.md)
-    args: dict[str, Any] = dataclasses.field(default_factory=dict)
-    params: Any = None
-    asking: bool = False  # needs the owner's approval unless a rule covers it
-    shown: dict[str, Any] = dataclasses.field(default_factory=dict)  # what a request shows
-    target: str | None = None
-    rule: Rule | None = None
-    preview: dict[str, Any] | None = None
-    invocation: str = ""  # the audit record, from the policy step on
-    digest: str | None = None  # of what the approval request showed
-    profile_asks: bool = False  # a profile requires approval (it can add it, never remove)
-    reserved: tuple[int, ...] = ()  # limit counts taken; given back if the call does not run
-    granted: bool = False  # allowed by `Allow in this chat` for this caller's chat
-    # Could carry data out after outside content: why it asks, as the request shows it.
-    leak: dict[str, Any] | None = None
-
-    @property
-    def the_tool(self) -> Tool:
-        assert self.tool is not None, "the parse step sets the tool"
-        return self.tool
-
-
-Gate = Callable[[Call], Awaitable[ToolResult | None]]
-Finish = Callable[[Call, ToolResult], Awaitable[ToolResult]]
-# A released call's remaining pipeline; it calls `started(invocation)` just before the tool
-# runs, so the background task knows which audit record is its own.
-Started = Callable[[str], Awaitable[None]]
-Work = Callable[[Started], Coroutine[Any, Any, ToolResult]]
-# Takes a released call and its work; returns the background task's id
-# (docs/reference/execution.md#background-work).
-Submit = Callable[[Call, Work], Awaitable[str]]
 STARTED = "Started in the background as task {id}."
 SESSION = "session"  # the audit's `decided_by` for a call `Allow in this chat` covered
 
@@ -115,36 +74,49 @@ class Executor:
         self.background = background
         # Why a tool the registry lacks cannot be called (an MCP server down); None: unknown.
         self.absent = absent
-        self.gates: tuple[Gate, ...] = (
-            self.parse,
-            self.validate,
-            self.scope,
-            self.release,
-            self.limits_step,
-            self.egress,
-            self.policy,
-            self.approval,
+        # Each step by the name docs/architecture.md lists it under.
+        self.gates: tuple[tuple[str, Gate], ...] = (
+            ("parse", self.parse),
+            ("validate", self.validate),
+            ("scope", self.scope),
+            ("release", self.release),
+            ("limits", self.within_limits),
+            ("egress", self.egress),
+            ("policy", self.policy),
+            ("approval", self.approval),
         )
-        self.finishing: tuple[Finish, ...] = (self.redact, self.read, self.record, self.guard)
-        # Where long calls show how they are doing (docs/reference/execution.md#progress); None:
-        # nowhere.
+        self.finishing: tuple[tuple[str, Finish], ...] = (
+            ("redact", self.redact),
+            ("read", self.read),
+            ("record", self.record),
+            ("guard", self.guard),
+        )
+        # Where long calls show how they are doing; None: nowhere.
         self.progress = progress
 
-    async def run_calls(
-        self, calls: Sequence[tuple[str, str | dict[str, Any]]], ctx: RunContext
-    ) -> list[ToolResult]:
-        """The calls of one model response: concurrently where safe, results in their order."""
-        return list(await asyncio.gather(*(self.run(name, args, ctx) for name, args in calls)))
+    @property
+    def pipeline(self) -> tuple[str, ...]:
+        """The steps' names in the order every call takes them."""
+        return (*(name for name, _ in self.gates), "run", *(name for name, _ in self.finishing))
 
-    async def run(self, name: str, arguments: str | dict[str, Any], ctx: RunContext) -> ToolResult:
-        call = Call(name, arguments, ctx)
-        for gate in self.gates:
+    async def run(self, name: str, sent: str | dict[str, Any], ctx: RunContext) -> ToolResult:
+        call = Call(name, sent, ctx)
+        stopped = await self._through(call, self.gates)
+        if stopped is not None:
+            return stopped
+        return await self._finished(call, await self.invoke(call))
+
+    async def _through(self, call: Call, gates: Sequence[tuple[str, Gate]]) -> ToolResult | None:
+        """The gates in order; the first that ends the call ends it, its limits given back."""
+        for _, gate in gates:
             stopped = await gate(call)
             if stopped is not None:
                 await self.limits.release(call.reserved)  # it did not run: not counted
                 return stopped
-        result = await self.invoke(call)
-        for finish in self.finishing:
+        return None
+
+    async def _finished(self, call: Call, result: ToolResult) -> ToolResult:
+        for _, finish in self.finishing:
             result = await finish(call, result)
         return result
 
@@ -160,77 +132,30 @@ class Executor:
             return ToolResult.error(
                 f"unknown tool {call.name!r}; available: {known}", ErrorKind.INVALID_CALL
             )
-        if isinstance(call.arguments, dict):
-            parsed: Any = call.arguments
-        else:
-            try:
-                parsed = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError as exc:
-                return ToolResult.error(
-                    f"arguments for {call.name} are not valid JSON ({exc.msg})",
-                    ErrorKind.INVALID_CALL,
-                )
-        if not isinstance(parsed, dict):
-            return ToolResult.error(
-                f"arguments for {call.name} must be a JSON object", ErrorKind.INVALID_CALL
-            )
-        call.args = parsed
-        if "background" not in parsed:
+        raw = parsed(call.name, call.sent)
+        if isinstance(raw, ToolResult):
+            return raw
+        call.raw = raw
+        if "background" not in raw:
             return None
         # Not one of the tool's own arguments: taken off before they are validated.
-        call.args = {k: v for k, v in parsed.items() if k != "background"}
-        wanted = parsed["background"]
-        if not call.tool.background or not isinstance(wanted, bool):
+        call.raw = {k: v for k, v in raw.items() if k != "background"}
+        wanted = raw["background"]
+        takes_it = call.tool.running.background
+        if not takes_it or not isinstance(wanted, bool):
             return ToolResult.error(
                 f"invalid arguments for {call.name}: background: "
-                + ("must be true or false" if call.tool.background else "not supported"),
+                + ("must be true or false" if takes_it else "not supported"),
                 ErrorKind.INVALID_CALL,
             )
         call.background = wanted
         return None
 
-    async def release(self, call: Call) -> ToolResult | None:
-        """`background: true` (docs/background.md): the rest of the pipeline — limits,
-        policy, approval, audit — runs as a background task and the turn moves on at once.
-        It comes after scope, so nothing outside the turn's allowed tools is ever released,
-        and the task works for the same caller one link further (`chat>background`)."""
-        if not call.background or self.background is None or call.ctx.chat_id is None:
-            return None  # nowhere to report back to (the CLI): it runs in the foreground
-        call.ctx = call.ctx.via("background")
-        call.shown = self.redactor.value(call.args)  # what the task's row may show
-        rest = self.gates[self.gates.index(self.release) + 1 :]
-        task_id = await self.background(call, functools.partial(self._released, call, rest))
-        return ToolResult.ok(STARTED.format(id=task_id))
-
-    async def _released(self, call: Call, gates: Sequence[Gate], started: Started) -> ToolResult:
-        ran = False
-        try:
-            for gate in gates:
-                stopped = await gate(call)
-                if stopped is not None:
-                    await self.limits.release(call.reserved)
-                    return stopped
-            await started(call.invocation)
-            ran = True
-            result = await self.invoke(call)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                if ran:
-                    await self.audit.finished(
-                        call.invocation, success=False, output=CANCELLED, cost_estimate=0
-                    )
-                else:  # cancelled before it ran (waiting for approval): not counted
-                    await self.limits.release(call.reserved)
-            raise
-        for finish in self.finishing:
-            result = await finish(call, result)
-        return result
-
     async def validate(self, call: Call) -> ToolResult | None:
-        params = call.the_tool.validate(call.args)
-        if isinstance(params, str):
-            return ToolResult.error(params, ErrorKind.INVALID_CALL)
-        call.params = params
+        arguments = call.the_tool.validate(call.raw)
+        if isinstance(arguments, str):
+            return ToolResult.error(arguments, ErrorKind.INVALID_CALL)
+        call.arguments = arguments
         return None
 
     async def scope(self, call: Call) -> ToolResult | None:
@@ -249,9 +174,44 @@ class Executor:
             )
         return None
 
-    async def limits_step(self, call: Call) -> ToolResult | None:
-        """The owner's tool profiles (docs/reference/limits.md#over-a-limit): refused before
-        anything runs or asks."""
+    async def release(self, call: Call) -> ToolResult | None:
+        """`background: true` (docs/background.md): the rest of the pipeline — limits,
+        policy, approval, audit — runs as a background task and the turn moves on at once.
+        It comes after scope, so nothing outside the turn's allowed tools is ever released,
+        and the task works for the same caller one link further (`chat>background`)."""
+        if not call.background or self.background is None or call.ctx.chat_id is None:
+            return None  # nowhere to report back to (the CLI): it runs in the foreground
+        call.ctx = call.ctx.via("background")
+        call.shown = self.redactor.value(call.raw)  # what the task's row may show
+        after = [name for name, _ in self.gates].index("release") + 1
+        work = functools.partial(self._released, call, self.gates[after:])
+        task_id = await self.background(call, work)
+        return ToolResult.ok(STARTED.format(id=task_id))
+
+    async def _released(
+        self, call: Call, gates: Sequence[tuple[str, Gate]], started: Started
+    ) -> ToolResult:
+        ran = False
+        try:
+            stopped = await self._through(call, gates)
+            if stopped is not None:
+                return stopped
+            await started(call.invocation)
+            ran = True
+            result = await self.invoke(call)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                if ran:
+                    await self.audit.finished(
+                        call.invocation, success=False, output=CANCELLED, cost_estimate=0
+                    )
+                else:  # cancelled before it ran (waiting for approval): not counted
+                    await self.limits.release(call.reserved)
+            raise
+        return await self._finished(call, result)
+
+    async def within_limits(self, call: Call) -> ToolResult | None:
+        """The owner's tool profiles (docs/limits.md): refused before anything runs or asks."""
         admission = await self.limits.admit(call.ctx.caller, call.name)
         call.profile_asks = admission.asks
         if admission.refusal is None:
@@ -260,7 +220,7 @@ class Executor:
         await self.audit.refused(
             tool=call.name,
             origin=call.ctx.origin,
-            arguments=self.redactor.value(call.args),
+            arguments=self.redactor.value(call.raw),
             chat_id=call.ctx.chat_id,
             turn_id=call.ctx.turn_id,
             reason=admission.refusal,
@@ -272,7 +232,7 @@ class Executor:
         """After outside content, a fetch whose URL the model composed (or one too many to a
         site only outside content named) asks the owner, whatever its egress class."""
         reading = call.ctx.caller.reading
-        leaving = call.the_tool.leaving(call.params)
+        leaving = call.the_tool.approval.leaving(call.arguments)
         if leaving and reading is not None and self.config.approval.enabled:
             ask = leaks.assess(reading, leaving, self.config.approval)
             # Frozen now: what the unit reads meanwhile must not change what was shown.
@@ -282,86 +242,36 @@ class Executor:
     async def policy(self, call: Call) -> ToolResult | None:
         """The owner's rules on the call's target (every spelling of it) and what a request
         would show; the decision so far goes into the audit record."""
-        tool, params = call.the_tool, call.params
-        call.asking = (
-            (tool.needs_approval(params) and self.config.approval.enabled)
-            or call.profile_asks
-            or call.leak is not None
-        )
-        call.shown, call.target = self._shown(call), tool.target_for(params)
-        aliases = tool.aliases_for(params, self.config)
-        rules = await self.audit.rules()
-        call.rule = verdict(rules, call.target, aliases)
-        refused = None
-        if call.asking and not _denies(call.rule) and tool.preview is not None:
-            # Gathered before a rule decides: it may name more than the arguments do (an
-            # install's version), and the rule must see that.
-            shown = await tool.preview(params, call.ctx)
-            if isinstance(shown, str):
-                refused = shown
-            else:
-                call.preview = shown
-                call.shown = {**call.shown, **self.redactor.value(shown)}
-                if tool.refine is not None and call.target is not None:
-                    aliases = [call.target, *aliases]
-                    call.target = tool.refine(params, shown)
-                    call.rule = verdict(rules, call.target, aliases)
+        call.asking = self._asks(call)
+        call.shown = self._shown(call)
+        await self._match_rules(call)
         call.digest = digest(call.shown) if call.asking else None
-        grants = call.ctx.caller.grants
-        call.granted = (
-            call.asking
-            and call.rule is None
-            and refused is None
-            and grants is not None
-            and grants.covers(call.name, call.target)
-        )
-        if _denies(call.rule):
-            decision, decided_by = "rejected", _rule_name(call.rule)
-        elif call.asking and call.rule is not None and refused is None:
-            decision, decided_by = "approved", _rule_name(call.rule)
-        elif call.granted:
-            decision, decided_by = "approved", SESSION  # `Allow in this chat` covers it
-        else:
-            decision, decided_by = ("pending" if call.asking else "not_required"), None
-        call.invocation = await self.audit.create(
-            tool=call.name,
-            origin=call.ctx.origin,
-            arguments=call.shown,
-            chat_id=call.ctx.chat_id,
-            turn_id=call.ctx.turn_id,
-            target=self.redactor(call.target) if call.target else None,
-            approval_status=decision,
-            decided_by=decided_by,
-            digest=call.digest,
-            parent=call.ctx.caller.parent,  # the running call this one was made from, if any
-        )
-        if _denies(call.rule):
-            assert call.rule is not None
+        call.granted = self._granted_in_chat(call)
+        decision, decided_by = self._decision(call)
+        call.invocation = await self._recorded(call, decision, decided_by)
+        if call.rule is not None and _denies(call.rule):
             return ToolResult.rejected(
                 f"Tool call rejected: the owner's rule {call.rule.pattern!r} denies it."
             )
-        if refused is not None:
-            await self.audit.decide(call.invocation, "rejected", "preview", refused)
-            return ToolResult.error(refused)
+        if call.refused is not None:
+            await self.audit.decide(call.invocation, "rejected", "preview", call.refused)
+            return ToolResult.error(call.refused)
         return None
 
     async def approval(self, call: Call) -> ToolResult | None:
         """Ask the owner when the call needs it and no rule decided; then check that what
-        would run is still what was shown (docs/reference/approvals.md)."""
+        would run is still what was shown (docs/security.md)."""
         if not call.asking or call.rule is not None or call.granted:
             self._with_preview(call)  # not needed, or allowed by a rule or in this chat
             return None
-        tool, params = call.the_tool, call.params
-        pattern = tool.rule_for(params, call.target)
-        if pattern is not None and self.redactor(pattern) != pattern:
-            pattern = None  # a rule naming a secret would show it and store it: none offered
+        pattern = self._offered_rule(call)
         grants, target = call.ctx.caller.grants, call.target
         # Offered where the owner chats, for calls a standing rule could allow (a coding
         # agent, a launch, a target naming a secret: none, they ask every time).
         in_chat = grants is not None and pattern is not None and target is not None
         request = ApprovalRequest(
             call.invocation,
-            tool.name,
+            call.name,
             call.shown,
             call.ctx.chat_id,
             call.ctx.origin,
@@ -375,7 +285,7 @@ class Executor:
         if decision.always and pattern:
             await self.audit.add_rule("allow", pattern, decision.by)
         if decision.in_chat and in_chat and grants is not None and target is not None:
-            grants.add(tool.name, target)
+            grants.add(call.name, target)
         if not await self._unchanged(call):
             await self.audit.started(call.invocation)
             await self.audit.finished(
@@ -385,10 +295,79 @@ class Executor:
         self._with_preview(call)
         return None
 
+    # -- the policy's decisions, one each ------------------------------------------------------
+
+    def _asks(self, call: Call) -> bool:
+        """Whether the call needs the owner: by the tool's own nature (when approval is on),
+        because a profile says so, or because it could carry data out after outside content."""
+        needed = call.the_tool.approval.needed(call.arguments, self.config)
+        leaking = call.leak is not None
+        return (needed and self.config.approval.enabled) or call.profile_asks or leaking
+
+    async def _match_rules(self, call: Call) -> None:
+        """The owner's rule on the call's target, any of its spellings matching. A call that
+        asks gathers its preview first: it may name more than the arguments do (an install's
+        version), and the rule must see that."""
+        approval, arguments = call.the_tool.approval, call.arguments
+        call.target = approval.target_for(arguments)
+        aliases = approval.aliases_for(arguments, self.config)
+        rules = await self.audit.rules()
+        call.rule = verdict(rules, call.target, aliases)
+        if not call.asking or _denies(call.rule) or approval.preview is None:
+            return
+        shown = await approval.preview(arguments, call.ctx)
+        if isinstance(shown, str):
+            call.refused = shown
+            return
+        call.preview = shown
+        call.shown = {**call.shown, **self.redactor.value(shown)}
+        if approval.refine is not None and call.target is not None:
+            aliases = [call.target, *aliases]
+            call.target = approval.refine(arguments, shown)
+            call.rule = verdict(rules, call.target, aliases)
+
+    def _granted_in_chat(self, call: Call) -> bool:
+        """Covered by `Allow in this chat` for this caller: only when no rule decided."""
+        grants = call.ctx.caller.grants
+        undecided = call.asking and call.rule is None and call.refused is None
+        return undecided and grants is not None and grants.covers(call.name, call.target)
+
+    def _decision(self, call: Call) -> tuple[str, str | None]:
+        """The approval status the audit record starts with, and who decided it."""
+        if _denies(call.rule):
+            return "rejected", _rule_name(call.rule)
+        if call.asking and call.rule is not None and call.refused is None:
+            return "approved", _rule_name(call.rule)
+        if call.granted:
+            return "approved", SESSION
+        return ("pending" if call.asking else "not_required"), None
+
+    async def _recorded(self, call: Call, decision: str, decided_by: str | None) -> str:
+        return await self.audit.create(
+            tool=call.name,
+            origin=call.ctx.origin,
+            arguments=call.shown,
+            chat_id=call.ctx.chat_id,
+            turn_id=call.ctx.turn_id,
+            target=self.redactor(call.target) if call.target else None,
+            approval_status=decision,
+            decided_by=decided_by,
+            digest=call.digest,
+            parent=call.ctx.caller.parent,  # the running call this one was made from, if any
+        )
+
+    def _offered_rule(self, call: Call) -> str | None:
+        """The rule "Always allow" would save; none when it would name a secret (it would
+        show it and store it)."""
+        pattern = call.the_tool.approval.rule_for(call.arguments, call.target)
+        if pattern is not None and self.redactor(pattern) != pattern:
+            return None
+        return pattern
+
     # -- the call --------------------------------------------------------------------------
 
     async def invoke(self, call: Call) -> ToolResult:
-        tool = call.the_tool
+        tool, running = call.the_tool, call.the_tool.running
         await self.audit.started(call.invocation)
         # The clock of a shown call starts here: time spent waiting for approval is not work.
         chat = call.ctx.chat_id
@@ -396,20 +375,21 @@ class Executor:
         if board is not None and chat is not None:
             board.started(call.invocation, chat, tool.name)
         # Only a stateful tool reports lines; a direct one shows its elapsed time alone.
-        report = self._reporter(call, board) if tool.mode == "stateful" else None
+        report = self._reporter(call, board) if running.mode == "stateful" else None
         caller = call.ctx.caller.made_from(call.invocation)
         call.ctx = dataclasses.replace(call.ctx, caller=caller, report=report)
         outcome: Outcome = "cancelled"
         try:
-            lock = contextlib.nullcontext() if tool.concurrency_safe(call.params) else self._unsafe
-            async with lock:
+            safe = tool.concurrency_safe(call.arguments, self.config)
+            async with contextlib.nullcontext() if safe else self._unsafe:
                 try:
                     result = await asyncio.wait_for(
-                        tool.invoke(call.params, call.ctx), tool.timeout
+                        tool.invoke(call.arguments, call.ctx), running.timeout
                     )
                 except TimeoutError:
                     result = ToolResult.error(
-                        f"{tool.name} did not finish within {tool.timeout:g} s", ErrorKind.TIMEOUT
+                        f"{tool.name} did not finish within {running.timeout:g} s",
+                        ErrorKind.TIMEOUT,
                     )
             outcome = _OUTCOMES.get(result.status, "failed")
         finally:
@@ -473,10 +453,10 @@ class Executor:
             call.ctx = dataclasses.replace(call.ctx, approved=call.preview)
 
     async def _unchanged(self, call: Call) -> bool:
-        tool = call.the_tool
-        if tool.preview is None:
+        preview = call.the_tool.approval.preview
+        if preview is None:
             return True  # the validated arguments are all there is, and they are immutable
-        now = await tool.preview(call.params, call.ctx)
+        now = await preview(call.arguments, call.ctx)
         if isinstance(now, str):
             return False
         shown_now = {**self._shown(call), **self.redactor.value(now)}
@@ -485,7 +465,7 @@ class Executor:
     def _shown(self, call: Call) -> dict[str, Any]:
         """What an approval request shows of the call: its arguments, and why it asks when
         it could carry data out after outside content."""
-        shown = self.redactor.value(call.args)
+        shown = self.redactor.value(call.raw)
         if call.leak is not None:
             shown = {**shown, **self.redactor.value(call.leak)}
         return dict(shown)

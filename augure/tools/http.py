@@ -142,38 +142,38 @@ def canonical_target(
     return f"http:{method.upper()}:{where}", segments
 
 
-def target(params: Any, config: Config | None = None) -> str | None:
+def target(arguments: Any, config: Config | None = None) -> str | None:
     """`http:METHOD:host/path` (canonical host and path, no query)."""
-    url = params.url
-    if config is not None and params.preset is not None:
+    url = arguments.url
+    if config is not None and arguments.preset is not None:
         with contextlib.suppress(RequestError, KeyError, httpx.InvalidURL):
-            url = resolve_url(params.url, load_settings(config).presets[params.preset])
-    found = canonical_target(params.method, url, params.preset)
+            url = resolve_url(arguments.url, load_settings(config).presets[arguments.preset])
+    found = canonical_target(arguments.method, url, arguments.preset)
     return None if found is None else found[0] + "/" + "/".join(found[1])
 
 
-def aliases(params: Any, config: Config) -> list[str]:
+def aliases(arguments: Any, config: Config) -> list[str]:
     """The other spelling of a preset call, for deny rules: the preset's host and full path
     for a relative URL, `preset=NAME/...` for an absolute URL on the preset's host."""
-    if params.preset is None:
+    if arguments.preset is None:
         return []
     try:
-        preset = load_settings(config).presets[params.preset]
-        resolved = resolve_url(params.url, preset)
+        preset = load_settings(config).presets[arguments.preset]
+        resolved = resolve_url(arguments.url, preset)
     except (RequestError, KeyError, httpx.InvalidURL):
         return []
-    spellings = [t for t in (target(params, config),) if t is not None]
+    spellings = [t for t in (target(arguments, config),) if t is not None]
     base = canonical.path(urlsplit(preset.base_url).path).rstrip("/")
     full = canonical.path(urlsplit(resolved).path)
     if full == base or full.startswith(base + "/"):
         inside = full[len(base) :] or "/"
-        spellings.append(f"http:{params.method.upper()}:preset={params.preset}{inside}")
+        spellings.append(f"http:{arguments.method.upper()}:preset={arguments.preset}{inside}")
     return spellings
 
 
-def rule(params: Any, config: Config | None = None) -> str | None:
+def rule(arguments: Any, config: Config | None = None) -> str | None:
     """Always-allow covers the first path segment (`host/v1/*`), never a whole host."""
-    found = target(params, config)
+    found = target(arguments, config)
     if found is None:
         return None
     head, _, path = found.partition("/")
@@ -424,7 +424,7 @@ def _only_what_the_method_says(p: Any) -> Any:
 @tool(
     "http",
     egress=Egress.WRITE,
-    classify=lambda p: Egress.READ_ONLY if p.method == "GET" else Egress.WRITE,
+    classify=lambda p, _config: Egress.READ_ONLY if p.method == "GET" else Egress.WRITE,
     target=target,
     rule=rule,
     aliases=aliases,

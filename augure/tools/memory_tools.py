@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -11,7 +10,7 @@ from pydantic import Field
 
 from augure.approval import canonical
 from augure.memory.store import MemoryPathError, MemoryStore
-from augure.tools.base import Egress, RunContext, Tool, ToolResult, tool
+from augure.tools.base import Egress, RunContext, ToolResult, tool
 
 if TYPE_CHECKING:
     from augure.config import Config
@@ -49,8 +48,19 @@ async def memory_read(
         return ToolResult.error(str(exc))
 
 
+def _on_checklist(arguments: Any, config: Config) -> Egress:
+    """A write landing on the heartbeat checklist asks the owner first. Every heartbeat runs
+    that file as the owner's standing instructions, so one prompt injection written there
+    unasked would run again at every beat (docs/security.md); other memory files stay
+    unasked."""
+    checklist = config.memory_dir / config.heartbeat.checklist
+    on_it = _lands_on(arguments.path, MemoryStore(config.memory_dir), checklist)
+    return Egress.WRITE if on_it else Egress.NONE
+
+
 @tool(
     "memory_write",
+    classify=_on_checklist,
     target=lambda p: f"memory_write:path={_clean(p.path)}",
     safe=False,  # two writes to one file in one response must not interleave
 )
@@ -65,20 +75,6 @@ async def memory_write(
     except MemoryPathError as exc:
         return ToolResult.error(str(exc))
     return ToolResult.ok(f"Saved {path} ({len(content.encode())} bytes).")
-
-
-def memory_write_for(config: Config) -> Tool:
-    """`memory_write` as `config` runs it: a write landing on the heartbeat checklist asks the
-    owner first. Every heartbeat runs that file as the owner's standing instructions, so one
-    prompt injection written there unasked would run again at every beat (docs/security.md);
-    other memory files stay unasked."""
-    memory = MemoryStore(config.memory_dir)
-    checklist = config.memory_dir / config.heartbeat.checklist
-
-    def classify(params: Any) -> Egress:
-        return Egress.WRITE if _lands_on(params.path, memory, checklist) else Egress.NONE
-
-    return dataclasses.replace(memory_write, classify=classify)
 
 
 def _lands_on(path: str, memory: MemoryStore, file: Path) -> bool:

@@ -24,14 +24,14 @@ TOOL_TIMEOUT = 24 * 3600.0
 WILDCARDS = ("*", "?", "\n")
 
 
-def _command(params: Any) -> str:
-    return str(params.command).strip()
+def _command(arguments: Any) -> str:
+    return str(arguments.command).strip()
 
 
-def _exec_rule(params: Any) -> str | None:
+def _exec_rule(arguments: Any) -> str | None:
     # Rules know only `*` and `?` as wildcards and have no escape: a command containing
     # either cannot be allowed exactly, so it gets no "Always allow" at all.
-    command = _command(params)
+    command = _command(arguments)
     if any(c in command for c in WILDCARDS):
         return None
     return f"sandbox_exec:argv={literal(command)}"  # a backslash stays a backslash

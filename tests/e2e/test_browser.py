@@ -303,7 +303,7 @@ async def test_tool_refuses_loopback_unless_private_networks_are_allowed(
     config = Config.model_validate({"tools": {"browser": {"headless": True}}})
     ctx = RunContext(config=config, memory=None, store=None)  # type: ignore[arg-type]
     before = len(site.hits)
-    refused = await browser.execute({"action": "open", "url": f"{site.url}/"}, ctx)
+    refused = await browser.run_ungated({"action": "open", "url": f"{site.url}/"}, ctx)
     assert not refused.success
     assert refused.output == (
         f"Error: refused to open {site.url}/: 127.0.0.1 resolves to 127.0.0.1, which is "
@@ -318,7 +318,7 @@ async def test_tool_refuses_loopback_unless_private_networks_are_allowed(
         "install Chromium (apt-get install chromium) or set [tools.browser] executable_path"
     )
     ctx = RunContext(config=missing, memory=None, store=None)  # type: ignore[arg-type]
-    unusable = await browser.execute({"action": "open", "url": "https://example.org/"}, ctx)
+    unusable = await browser.run_ungated({"action": "open", "url": "https://example.org/"}, ctx)
     assert unusable.output.startswith("Error: the browser is not configured: install Chromium")
     assert (
         browser.config_check(Config.model_validate({"tools": {"browser": {"headless": "maybe"}}}))

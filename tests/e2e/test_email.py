@@ -64,7 +64,7 @@ def context(settings: dict[str, Any]) -> RunContext:
 
 
 async def run(mail: FakeMail, **args: Any) -> tuple[bool, str]:
-    result = await email_tool.execute(args, context(mail.tool_config()))
+    result = await email_tool.run_ungated(args, context(mail.tool_config()))
     return result.success, result.output
 
 
@@ -306,15 +306,15 @@ async def test_malformed_or_injected_headers_are_refused(
 async def test_wrong_password_is_a_clear_error(mail: FakeMail) -> None:
     settings = mail.tool_config() | {"password": "wrong-password-123"}
     ctx = context(settings)
-    result = await email_tool.execute({"action": "list"}, ctx)
+    result = await email_tool.run_ungated({"action": "list"}, ctx)
     assert not result.success
     assert (
         "IMAP login" in result.output and "check EMAIL_USERNAME and EMAIL_PASSWORD" in result.output
     )
-    sent = await email_tool.execute({"action": "send", "to": FRIEND, "body": "x"}, ctx)
+    sent = await email_tool.run_ungated({"action": "send", "to": FRIEND, "body": "x"}, ctx)
     assert not sent.success and "SMTP login" in sent.output and mail.received == []
     unreachable = context(mail.tool_config() | {"imap_port": 1})
-    down = await email_tool.execute({"action": "list"}, unreachable)
+    down = await email_tool.run_ungated({"action": "list"}, unreachable)
     assert not down.success and "cannot reach IMAP server 127.0.0.1:1" in down.output
 
 

@@ -94,7 +94,7 @@ def context(home: Path, chat: str | None = str(OWNER)) -> RunContext:
 
 
 async def call(home: Path, chat: str | None = str(OWNER), **args: Any) -> ToolResult:
-    return await files.execute(args, context(home, chat))
+    return await files.run_ungated(args, context(home, chat))
 
 
 def workspace(home: Path) -> Path:

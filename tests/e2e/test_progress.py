@@ -244,7 +244,7 @@ async def test_sandbox_reports_its_latest_line_past_the_output_cap(tmp_path: Pat
         "printf 'download 10%%\\rdownload 90%%\\r'; sleep 0.3; echo 'warning: late' >&2; "
         "sleep 0.3; printf 'no newline at the end'"
     )
-    result = await sandbox_exec.execute({"command": command}, ctx)
+    result = await sandbox_exec.run_ungated({"command": command}, ctx)
     assert "[output cut: only the first 64 KiB of each stream were kept]" in result.content
     assert "warning: late" in result.content
     assert heard[-3:] == ["download 90%", "warning: late", "no newline at the end"]
@@ -260,6 +260,6 @@ async def test_the_browser_says_where_it_goes(tmp_path: Path) -> None:
     ctx = RunContext(
         config, MemoryStore(config.home / "memory"), cast(Any, None), report=heard.append
     )
-    await browser.execute({"action": "open", "url": "https://example.org/a"}, ctx)
-    await browser.execute({"action": "snapshot", "session": "news"}, ctx)
+    await browser.run_ungated({"action": "open", "url": "https://example.org/a"}, ctx)
+    await browser.run_ungated({"action": "snapshot", "session": "news"}, ctx)
     assert heard == ["opening https://example.org/a", "snapshot in session 'news'"]

@@ -71,7 +71,7 @@ def run(home: Path) -> Callable[..., Any]:
         args: dict[str, Any] = {"command": command}
         if timeout is not None:
             args["timeout"] = timeout
-        return await sandbox_exec.execute(args, context(config, chat))
+        return await sandbox_exec.run_ungated(args, context(config, chat))
 
     return call
 
@@ -301,7 +301,7 @@ async def test_doctor_probe(home: Path) -> None:
 
 async def test_not_configured_backend_none(home: Path) -> None:
     config = make_config(home, backend="none")
-    result = await sandbox_exec.execute({"command": "true"}, context(config))
+    result = await sandbox_exec.run_ungated({"command": "true"}, context(config))
     assert result.output == "Error: [NOT CONFIGURED] set [sandbox] backend to bwrap or docker"
     registry = ToolRegistry()
     registry.register(sandbox_exec)
@@ -322,7 +322,7 @@ async def test_not_configured_without_bubblewrap(
     monkeypatch.setenv("PATH", str(bare))
     config = make_config(home)
     assert sandbox_problem(config) == "install bubblewrap"
-    result = await sandbox_exec.execute({"command": "true"}, context(config))
+    result = await sandbox_exec.run_ungated({"command": "true"}, context(config))
     assert result.output == "Error: [NOT CONFIGURED] install bubblewrap"
 
 
@@ -410,24 +410,25 @@ async def test_bot_runs_opencode_in_the_workspace(agent_bot: Bot) -> None:
     written = bot_workspace(bot) / "hello.py"
     assert written.read_text() == "print('hello from the agent')\n"
     assert bot.core is not None
-    rerun = await sandbox_exec.execute(
+    rerun = await sandbox_exec.run_ungated(
         {"command": "python3 hello.py"}, context(bot.core.config, str(OWNER))
     )
     assert "hello from the agent" in rerun.output
 
 
 async def test_opencode_not_configured(home: Path) -> None:
-    result = await opencode.execute({"task": "anything"}, context(make_config(home)))
+    result = await opencode.run_ungated({"task": "anything"}, context(make_config(home)))
     assert result.output == "Error: [NOT CONFIGURED] set [tools.opencode] command"
 
 
 def test_rules_cover_the_exact_command_only() -> None:
-    def params(command: str) -> Any:
-        return sandbox_exec.params.model_validate({"command": command})
+    def validated(command: str) -> Any:
+        return sandbox_exec.arguments_model.model_validate({"command": command})
 
-    plain = params("  git status  ")
-    assert sandbox_exec.target_for(plain) == "sandbox_exec:argv=git status"
-    assert sandbox_exec.rule_for(plain) == "sandbox_exec:argv=git status"
+    plain = validated("  git status  ")
+    assert sandbox_exec.approval.target_for(plain) == "sandbox_exec:argv=git status"
+    assert sandbox_exec.approval.rule_for(plain) == "sandbox_exec:argv=git status"
     # No escape exists for `*` or `?` in a rule: such a command gets no "Always allow".
-    assert sandbox_exec.rule_for(params("rm -f *.log")) is None
-    assert opencode.rule_for(opencode.params.model_validate({"task": "fix it"})) is None
+    assert sandbox_exec.approval.rule_for(validated("rm -f *.log")) is None
+    fix_it = opencode.arguments_model.model_validate({"task": "fix it"})
+    assert opencode.approval.rule_for(fix_it) is None

@@ -68,7 +68,7 @@ async def run_search(tmp_path: Path, section: dict[str, Any], **args: Any) -> To
     store = await Store.open(tmp_path / "state.db")
     try:
         ctx = RunContext(config, MemoryStore(tmp_path / "memory"), store)
-        return await web_search.execute(args, ctx)
+        return await web_search.run_ungated(args, ctx)
     finally:
         await store.close()
 

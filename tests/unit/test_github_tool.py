@@ -53,7 +53,7 @@ async def context(
 
 
 async def run(context: RunContext, **args: Any) -> ToolResult:
-    return await github.execute(args, context)
+    return await github.run_ungated(args, context)
 
 
 # (arguments, what the output says, the request that did it)
@@ -322,22 +322,26 @@ async def test_missing_parameters_are_refused_before_any_request(
     assert fake.requests == []
 
 
-def test_egress_target_and_rule() -> None:
+def test_egress_target_and_rule(tmp_path: Path) -> None:
+    config = load_config(home=tmp_path)
+
     def parsed(**args: Any) -> Any:
-        params = github.validate(args)
-        assert not isinstance(params, str), params
-        return params
+        arguments = github.validate(args)
+        assert not isinstance(arguments, str), arguments
+        return arguments
 
     write = parsed(action="comment_issue", repo="octo/hello", issue_number=3, body="x")
-    assert github.egress_for(write) is Egress.WRITE and github.needs_approval(write)
-    assert github.target_for(write) == "github:comment_issue:octo/hello#3"
-    assert github.rule_for(write) == "github:comment_issue:octo/hello#3"
+    approval = github.approval
+    assert approval.egress_for(write, config) is Egress.WRITE and approval.needed(write, config)
+    assert github.approval.target_for(write) == "github:comment_issue:octo/hello#3"
+    assert github.approval.rule_for(write) == "github:comment_issue:octo/hello#3"
     create = parsed(action="create_issue", **REPO, title="t")
-    assert github.target_for(create) == "github:create_issue:octo/hello"
+    assert github.approval.target_for(create) == "github:create_issue:octo/hello"
     read = parsed(action="get_pr", **REPO, pull_number=2)
-    assert github.egress_for(read) is Egress.READ_ONLY and not github.needs_approval(read)
-    assert github.target_for(read) == "github:get_pr:octo/hello#2"
-    assert github.target_for(parsed(action="list_repos")) == "github:list_repos:@me"
+    assert approval.egress_for(read, config) is Egress.READ_ONLY
+    assert not approval.needed(read, config)
+    assert github.approval.target_for(read) == "github:get_pr:octo/hello#2"
+    assert github.approval.target_for(parsed(action="list_repos")) == "github:list_repos:@me"
     writes = {a for a in github.parameters["properties"]["action"]["enum"] if a in WRITES}
     assert writes == {
         "create_issue", "update_issue", "comment_issue", "create_pr", "review_pr",

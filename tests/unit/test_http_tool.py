@@ -268,33 +268,37 @@ async def test_preset_credentials_do_not_follow_a_redirect_to_another_origin(
 # -- policy: egress, targets, rules -------------------------------------------------------
 
 
-def params(**args: Any) -> Any:
+def validated(**args: Any) -> Any:
     validated = http_tool.validate({"method": "GET", "url": "https://x.example/", **args})
     assert not isinstance(validated, str), validated
     return validated
 
 
-def test_get_reads_and_other_methods_write() -> None:
-    get, post = params(method="get"), params(method="POST")
+def test_get_reads_and_other_methods_write(tmp_path: Path) -> None:
+    config = load_config(home=tmp_path)
+    get, post = validated(method="get"), validated(method="POST")
     assert get.method == "GET"
-    assert http_tool.egress_for(get) is Egress.READ_ONLY and not http_tool.needs_approval(get)
-    assert http_tool.concurrency_safe(get)
+    approval = http_tool.approval
+    assert approval.egress_for(get, config) is Egress.READ_ONLY
+    assert not approval.needed(get, config)
+    assert http_tool.concurrency_safe(get, config)
     for method in ("POST", "PUT", "PATCH", "DELETE"):
-        write = params(method=method)
-        assert http_tool.egress_for(write) is Egress.WRITE and http_tool.needs_approval(write)
-        assert not http_tool.concurrency_safe(write)
+        write = validated(method=method)
+        assert approval.egress_for(write, config) is Egress.WRITE
+        assert approval.needed(write, config)
+        assert not http_tool.concurrency_safe(write, config)
     assert isinstance(http_tool.validate({"method": "TRACE", "url": "https://x/"}), str)
     assert http_tool.untrusted and post.method == "POST"
 
 
 def test_targets_name_method_host_and_path_and_rules_stay_narrow() -> None:
-    call = params(method="POST", url="https://API.Example.com/v1/items/42?token=abc")
+    call = validated(method="POST", url="https://API.Example.com/v1/items/42?token=abc")
     assert target(call) == "http:POST:api.example.com/v1/items/42"
     assert rule(call) == "http:POST:api.example.com/v1/*"
     pattern = rule(call)
     assert pattern is not None
     for covered in ("https://api.example.com/v1/other", "https://api.example.com/v1/a/b"):
-        assert matches(pattern, target(params(method="POST", url=covered)) or "")
+        assert matches(pattern, target(validated(method="POST", url=covered)) or "")
     for outside in (
         ("POST", "https://api.example.com/v2/items"),
         ("POST", "https://api.example.com.evil.example/v1/items"),
@@ -302,19 +306,19 @@ def test_targets_name_method_host_and_path_and_rules_stay_narrow() -> None:
         ("DELETE", "https://api.example.com/v1/items"),
         ("POST", "https://api.example.com/v1"),
     ):
-        other = target(params(method=outside[0], url=outside[1])) or ""
+        other = target(validated(method=outside[0], url=outside[1])) or ""
         assert not matches(pattern, other), outside
 
-    assert rule(params(url="https://h.example/")) == "http:GET:h.example/"
-    assert rule(params(url="https://h.example/items")) == "http:GET:h.example/items"
-    assert target(params(url="http://h.example:8080/a")) == "http:GET:h.example:8080/a"
-    starred = params(url="https://h.example/a*/b")
+    assert rule(validated(url="https://h.example/")) == "http:GET:h.example/"
+    assert rule(validated(url="https://h.example/items")) == "http:GET:h.example/items"
+    assert target(validated(url="http://h.example:8080/a")) == "http:GET:h.example:8080/a"
+    starred = validated(url="https://h.example/a*/b")
     assert target(starred) == "http:GET:h.example/a*/b"  # literal in the target...
     assert rule(starred) == "http:GET:h.example/a\\*/*"  # ...and escaped in its rule
 
 
 def test_relative_preset_targets_name_the_preset_or_its_host(tmp_path: Path) -> None:
-    call = params(method="POST", url="/repos/me/x/issues", preset="gh")
+    call = validated(method="POST", url="/repos/me/x/issues", preset="gh")
     assert target(call) == "http:POST:preset=gh/repos/me/x/issues"
     assert rule(call) == "http:POST:preset=gh/repos/*"
     config = load_config(home=tmp_path)
@@ -333,7 +337,7 @@ async def run_tool(tmp_path: Path, table: dict[str, Any], args: dict[str, Any]) 
     store = await Store.open(tmp_path / "state.db")
     try:
         ctx = RunContext(config, MemoryStore(tmp_path / "memory"), store)
-        return await http_tool.execute(args, ctx)
+        return await http_tool.run_ungated(args, ctx)
     finally:
         await store.close()
 

@@ -73,7 +73,7 @@ async def test_a_generator_tool_reports_its_lines_and_returns_its_result(
 
 
 async def test_a_generator_tool_without_a_result_is_an_error(context: RunContext) -> None:
-    assert no_result.mode == "stateful"  # the generator form is one
+    assert no_result.running.mode == "stateful"  # the generator form is one
     result = await context.call("no_result", {})
     assert not result.success and result.content == "no_result ended without a result"
 
@@ -144,5 +144,5 @@ async def test_a_tool_built_directly_from_a_generator_runs_too(context: RunConte
     built = Tool("count", "Counts.", steps.model, cast(Any, count))
     heard: list[str] = []
     listening = RunContext(context.config, context.memory, context.store, report=heard.append)
-    result = await built.invoke(built.params.model_validate({"count": 1}), listening)
+    result = await built.invoke(built.arguments_model.model_validate({"count": 1}), listening)
     assert (result.content, heard) == ("counted", ["one"])

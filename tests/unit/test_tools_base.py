@@ -46,7 +46,7 @@ def test_schema_is_generated_from_type_hints() -> None:
         },
         "required": ["a"],
     }
-    assert add.egress is Egress.READ_ONLY
+    assert add.approval.egress is Egress.READ_ONLY
 
 
 @tool("post")

@@ -156,29 +156,29 @@ async def probe(config: Config) -> str:
     return f"Chromium {version} at {executable} (started in {time.perf_counter() - started:.1f} s)"
 
 
-def _leaves(params: Any) -> list[str]:
+def _leaves(arguments: Any) -> list[str]:
     """What an action sends to a site: the address it opens, the text it types; a click or
     a key press is a step on a page that may be anyone's (counted as a fetch). Typing is
     such a step too: text echoed from a page is not composed, yet which bit of the page
     goes into which field can spell data out, one field at a time."""
-    if params.action in ("open", "navigate"):
-        return [params.url or ""]
-    if params.action == "type":
-        return [params.text, ""] if params.text else [""]
-    return [""] if params.action in ("click", "press") else []
+    if arguments.action in ("open", "navigate"):
+        return [arguments.url or ""]
+    if arguments.action == "type":
+        return [arguments.text, ""] if arguments.text else [""]
+    return [""] if arguments.action in ("click", "press") else []
 
 
-def _target(params: Any) -> str:
-    if params.action in ("open", "navigate") and params.url:
+def _target(arguments: Any) -> str:
+    if arguments.action in ("open", "navigate") and arguments.url:
         # Chromium resolves `%2e%2e`, `\\`, `HOST.` and IPv4 shorthands: so does the target,
         # or a deny on the one spelling would not stop the other.
         try:
-            parts = urlsplit(params.url.strip())
+            parts = urlsplit(arguments.url.strip())
             host = canonical.host(parts.hostname or "")
         except ValueError:
-            return f"browser:{params.action}:{params.url}"
-        return f"browser:{params.action}:{host}{canonical.path(parts.path)}"
-    return f"browser:{params.action}"
+            return f"browser:{arguments.action}:{arguments.url}"
+        return f"browser:{arguments.action}:{host}{canonical.path(parts.path)}"
+    return f"browser:{arguments.action}"
 
 
 @tool(

@@ -136,7 +136,7 @@ def _target(p: Any) -> str:
     return f"github:{p.action}:{where_of(p)}"
 
 
-def _egress(p: Any) -> Egress:
+def _egress(p: Any, config: Config) -> Egress:
     return Egress.WRITE if p.action in WRITES else Egress.READ_ONLY
 
 
