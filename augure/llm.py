@@ -384,8 +384,28 @@ class LLM:
                 model=self.config.transcription_model, file=(filename, audio)
             )
         except openai.APIError as exc:
-            raise LLMError(f"transcription failed ({type(exc).__name__})") from None
+            # The class and the endpoint's own words go to the log; the owner gets what to do.
+            log.warning("transcription failed: %s: %s", type(exc).__name__, exc)
+            raise self._transcription_error(exc) from None
         return result.text
+
+    def _transcription_error(self, exc: Exception) -> LLMError:
+        import openai
+
+        again = "try again in a moment, or send it as text"
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(f"the transcription did not finish in time; {again}")
+        if not isinstance(exc, openai.APIStatusError):
+            return LLMError(f"the model endpoint cannot be reached; {again}")
+        status = exc.status_code
+        if status == 429 or status >= 500:
+            return LLMError(f"the model endpoint answered {status}; {again}", status)
+        return LLMError(
+            f"the model endpoint refused it ({status}); send it as text, or check that the "
+            f"endpoint transcribes audio with [llm] transcription_model "
+            f"{self.config.transcription_model!r}",
+            status,
+        )
 
     async def list_models(self) -> list[str]:
         page = await (await self._ready()).models.list()

@@ -6,6 +6,7 @@ again"."""
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from augure.config import LLMConfig, load_config
 from augure.llm import LLM, Fault, LLMError
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, environment
-from tests.fakes.openai import FakeOpenAI, error, quota_exhausted, text, too_long
+from tests.fakes.openai import FakeOpenAI, Reply, error, quota_exhausted, text, too_long
 from tests.fakes.telegram import FakeTelegram
 
 WRONG_TOKEN = "999999:WRONG-token-never-valid"
@@ -261,3 +262,67 @@ async def test_a_quota_used_up_is_not_retried_and_doctor_says_so(
         "says the quota of this API key is used up (429): add credit or raise the limit on "
         "the provider's billing page, or change plan"
     ), check.detail
+
+
+# No Python class name reaches the chat: the owner is told what happened and what to do next.
+CLASS_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Error|Exception)?\b|Error\b")
+
+
+@pytest.mark.parametrize(
+    ("failure", "next_step"),
+    [
+        (error(400, "Invalid file format."), "send it as text"),
+        (error(503, "overloaded"), "try again"),
+    ],
+)
+async def test_a_failed_transcription_says_what_to_do_without_a_class_name(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    failure: Reply,
+    next_step: str,
+) -> None:
+    caplog.set_level(logging.INFO)
+    extra = {"AUGURE__LLM__TRANSCRIPTION_MODEL": "whisper-1"}
+    bot = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_env=extra)
+    await bot.start()
+    try:
+        llm.transcription_failure = failure
+        telegram.inject_message(OWNER, voice=b"OggS fake opus bytes")
+        await telegram.wait_for("sendMessage", timeout=20)
+        await telegram.wait_idle(quiet=0.3)
+        (message,) = owner_texts(bot)
+    finally:
+        await bot.stop()
+    assert message.startswith("I could not listen to that voice note"), message
+    assert next_step in message.lower(), message
+    assert not CLASS_NAME.search(message), message
+    assert llm.requests == []  # nothing half-heard is sent to the model
+    assert str(failure.status) in caplog.text  # the detail is in the log
+
+
+async def test_an_internal_error_says_what_to_do_without_a_class_name(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The inbox is a file, so saving a sent document fails inside the bot."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "inbox").write_text("not a folder")
+    bot = Bot(home, telegram, llm, monkeypatch)
+    await bot.start()
+    try:
+        telegram.inject_message(OWNER, document=("notes.txt", b"hello"))
+        await telegram.wait_for("sendMessage", timeout=20)
+        await telegram.wait_idle(quiet=0.3)
+        (message,) = owner_texts(bot)
+    finally:
+        await bot.stop()
+    assert not CLASS_NAME.search(message), message
+    assert "log" in message and "/new" in message, message
+    assert "Error" in caplog.text  # the log keeps the exception and its traceback

@@ -164,6 +164,8 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.transcriptions: list[dict[str, Any]] = []
         self.transcription_text: str = "transcribed text"
+        # An error to answer each transcription with instead (status and message, as `error`).
+        self.transcription_failure: Reply | None = None
         self.models: list[str] = ["test-model"]
         # (first byte written, [DONE] written) of each streamed answer, in time.monotonic().
         self.streams: list[tuple[float, float]] = []
@@ -264,6 +266,9 @@ class FakeOpenAI:
         self.transcriptions.append(
             {"model": fields.get("model"), "filename": filename, "bytes": content}
         )
+        failure = self.transcription_failure
+        if failure is not None:
+            return _error_response(failure.status, failure.error_message, failure.error_fields)
         if fields.get("response_format") in ("text", "srt", "vtt"):
             return web.Response(text=self.transcription_text, content_type="text/plain")
         return web.json_response({"text": self.transcription_text})
