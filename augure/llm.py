@@ -7,7 +7,8 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from enum import Enum
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -27,15 +28,39 @@ ToolCallSink = Callable[["ToolCallRequest"], None]
 Wanted = TypeVar("Wanted", list[Any], dict[str, Any], str, int)
 
 OPENAI_URL = "https://api.openai.com/v1"
+OPENAI_BILLING = "https://platform.openai.com/settings/organization/billing"
 
-# A fault that asking again cannot fix, by the setting that fixes it: the key was refused,
-# the key may not use the model, the model is unknown, the address has no chat endpoint.
-Fault = Literal["key", "access", "model", "endpoint"]
+
+class Fault(Enum):
+    """Why a model call failed, as data: `retryable` when asking again (later, or another
+    model) may work; `too_long` when the request does not fit the model's context; `named`
+    when only the owner can fix it, with a line saying how (`fault_line`, shared with
+    `augure doctor`)."""
+
+    KEY = ("key", False, False)  # the key was refused
+    ACCESS = ("access", False, False)  # the key may not use the model
+    MODEL = ("model", False, False)  # the model is unknown
+    ENDPOINT = ("endpoint", False, False)  # the address has no chat endpoint
+    QUOTA = ("quota", False, False)  # credit or spending limit used up: waiting won't help
+    TOO_LONG = ("too long", False, True)  # the conversation does not fit the context
+    RATE_LIMITED = ("rate limited", True, False)
+    UNAVAILABLE = ("unavailable", True, False)  # a 5xx
+    TIMEOUT = ("timeout", True, False)
+    UNREACHABLE = ("unreachable", True, False)
+
+    def __init__(self, label: str, retryable: bool, too_long: bool) -> None:
+        self.label = label
+        self.retryable = retryable
+        self.too_long = too_long
+
+    @property
+    def named(self) -> bool:
+        return not self.retryable
 
 
 class LLMError(Exception):
     """The endpoint failed after the SDK's retries; the message is fit for the owner.
-    `fault` is set when only a change of setting can help (see `for_owner`)."""
+    `fault` says why, when the status or the failure tells (see `Fault`)."""
 
     def __init__(
         self,
@@ -52,14 +77,27 @@ class LLMError(Exception):
 
 
 def classify(status: int, code: object, message: str) -> Fault | None:
-    """What an error status means for the owner; None for a fault a retry may fix."""
+    """The fault an error status names that only the owner can fix; None for the others."""
     if status == 401:
-        return "key"
+        return Fault.KEY
     if status == 403:
-        return "access"
+        return Fault.ACCESS
     if status == 404:
-        return "model" if code == "model_not_found" or "model" in message.lower() else "endpoint"
+        named_model = code == "model_not_found" or "model" in message.lower()
+        return Fault.MODEL if named_model else Fault.ENDPOINT
+    if status == 413 or code == "context_length_exceeded":
+        return Fault.TOO_LONG
+    if status == 429 and code == "insufficient_quota":
+        return Fault.QUOTA
     return None
+
+
+def _status_fault(status: int, code: object, message: str) -> Fault | None:
+    if status == 429 or status >= 500:
+        return classify(status, code, message) or (
+            Fault.RATE_LIMITED if status == 429 else Fault.UNAVAILABLE
+        )
+    return classify(status, code, message)
 
 
 def fault_line(
@@ -71,15 +109,27 @@ def fault_line(
     key_from: str,
     url_from: str,
     model_from: str,
+    history_from: str = "not set: set [agent] history_tokens in augure.toml",
 ) -> str:
-    """The one line `augure doctor` and a failed chat turn both give for `fault`."""
-    if fault == "key":
+    """The one line `augure doctor` and a failed chat turn both give for a `named` fault."""
+    if fault is Fault.KEY:
         return f"{url} rejected the API key ({status}): {_fix(key_from)}"
-    if fault == "access":
+    if fault is Fault.ACCESS:
         both = f"{_fix(model_from)} or {_fix(key_from).removeprefix('fix ')}"
         return f"{url} does not let this API key use the model {model!r} ({status}): {both}"
-    if fault == "model":
+    if fault is Fault.MODEL:
         return f"{url} does not know the model {model!r}: {_fix(model_from)}"
+    if fault is Fault.QUOTA:
+        billing = f" ({OPENAI_BILLING})" if url == OPENAI_URL else ""
+        return (
+            f"{url} says the quota of this API key is used up ({status}): add credit or raise "
+            f"the limit on the provider's billing page{billing}, or change plan"
+        )
+    if fault is Fault.TOO_LONG:
+        return (
+            f"{url} cannot take a conversation this long for the model {model!r} ({status}): "
+            f"send /new to start a fresh one, or lower the history sent: {_fix(history_from)}"
+        )
     return f"{url} has no chat completions endpoint ({status}): {_fix(url_from)}"
 
 
@@ -90,9 +140,9 @@ def _fix(source: str) -> str:
 
 
 def explain(exc: LLMError, config: Config) -> str:
-    """What went wrong; for a fault only a setting can cure, which setting and where it is
-    set, in the words of `augure doctor`."""
-    if exc.fault is None or exc.status is None:
+    """What went wrong; for a fault only the owner can cure, what to do and which setting, in
+    the words of `augure doctor`."""
+    if exc.fault is None or not exc.fault.named or exc.status is None:
         return str(exc)
     return fault_line(
         exc.fault,
@@ -102,12 +152,13 @@ def explain(exc: LLMError, config: Config) -> str:
         key_from=source_of(config, "llm", "api_key"),
         url_from=source_of(config, "llm", "base_url"),
         model_from=source_of(config, "llm", "model"),
+        history_from=source_of(config, "agent", "history_tokens"),
     )
 
 
 def for_owner(exc: LLMError, config: Config) -> str:
     """A failed model call, told in the chat: "try again" only when trying again may work."""
-    again = " Please try again." if exc.fault is None else ""
+    again = " Please try again." if exc.fault is None or exc.fault.retryable else ""
     return f"Sorry, I could not get an answer: {explain(exc, config)}.{again}"
 
 
@@ -156,7 +207,7 @@ class LLM:
                 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
             http_client = DefaultAsyncHttpxClient(
-                event_hooks={"response": [_not_json_is_a_bad_gateway]}
+                event_hooks={"response": [_not_json_is_a_bad_gateway, _quota_is_final]}
             )
             # The SDK builds the transports with its own limits and, as httpx does, the
             # proxies of HTTPS_PROXY / ALL_PROXY / NO_PROXY; only their pools' idle checks
@@ -217,9 +268,11 @@ class LLM:
             # JSON instead of building typed models of it, which we would only read once.
             completion = await client.post("/chat/completions", cast_to=object, body=request)
         except openai.APITimeoutError:
-            raise LLMError("the model did not answer in time") from None
+            raise LLMError("the model did not answer in time", fault=Fault.TIMEOUT) from None
         except openai.APIConnectionError:
-            raise LLMError("the model endpoint cannot be reached") from None
+            raise LLMError(
+                "the model endpoint cannot be reached", fault=Fault.UNREACHABLE
+            ) from None
         except openai.APIStatusError as exc:
             raise self._status_error(exc, request["model"]) from None
         choices = _field(completion, "choices", list)
@@ -252,9 +305,10 @@ class LLM:
                 "the model endpoint returned an invalid response (not JSON) — "
                 f"tried {tries} time{'s' if tries > 1 else ''}",
                 exc.status_code,
+                fault=Fault.UNAVAILABLE,
             )
         status = exc.status_code
-        fault = classify(status, exc.code, exc.message)
+        fault = _status_fault(status, exc.code, exc.message)
         return LLMError(f"the model endpoint answered {status}", status, fault=fault, model=model)
 
     async def _stream(
@@ -330,8 +384,28 @@ class LLM:
                 model=self.config.transcription_model, file=(filename, audio)
             )
         except openai.APIError as exc:
-            raise LLMError(f"transcription failed ({type(exc).__name__})") from None
+            # The class and the endpoint's own words go to the log; the owner gets what to do.
+            log.warning("transcription failed: %s: %s", type(exc).__name__, exc)
+            raise self._transcription_error(exc) from None
         return result.text
+
+    def _transcription_error(self, exc: Exception) -> LLMError:
+        import openai
+
+        again = "try again in a moment, or send it as text"
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(f"the transcription did not finish in time; {again}")
+        if not isinstance(exc, openai.APIStatusError):
+            return LLMError(f"the model endpoint cannot be reached; {again}")
+        status = exc.status_code
+        if status == 429 or status >= 500:
+            return LLMError(f"the model endpoint answered {status}; {again}", status)
+        return LLMError(
+            f"the model endpoint refused it ({status}); send it as text, or check that the "
+            f"endpoint transcribes audio with [llm] transcription_model "
+            f"{self.config.transcription_model!r}",
+            status,
+        )
 
     async def list_models(self) -> list[str]:
         page = await (await self._ready()).models.list()
@@ -354,6 +428,20 @@ async def _not_json_is_a_bad_gateway(response: Any) -> None:
         json.loads(response.content)
     except ValueError:
         response.status_code = 502
+
+
+async def _quota_is_final(response: Any) -> None:
+    """A 429 for a quota used up is told final, so the SDK does not retry it as it retries a
+    rate limit: only the owner's billing can fix it."""
+    if response.status_code != 429:
+        return
+    await response.aread()
+    try:
+        code = json.loads(response.content)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return
+    if code == "insufficient_quota":
+        response.headers["x-should-retry"] = "false"
 
 
 def _complete(call: ToolCallRequest) -> bool:

@@ -118,14 +118,28 @@ async def test_files_reads_a_sent_text_file_and_a_sent_pdf(bot: Bot) -> None:
     assert "--- page 2 ---\nThank you" in pdf_file
 
 
-def quick_start() -> list[str]:
-    """The README's quick start, as a new user would copy it: the `augure` lines of the first
-    shell block under "## Quick start", comments dropped."""
+def quick_start_block() -> list[str]:
+    """The first shell block under the README's "## Quick start", comments dropped."""
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     section = readme.split("## Quick start", 1)[1]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
-    lines = [line.split("#", 1)[0].strip() for line in block.splitlines()]
-    return [line for line in lines if line.startswith("augure ")]
+    return [line.split("#", 1)[0].strip() for line in block.splitlines()]
+
+
+def quick_start() -> list[str]:
+    """The README's quick start, as a new user would copy it: its `augure` lines."""
+    return [line for line in quick_start_block() if line.startswith("augure ")]
+
+
+def test_the_readme_quick_start_can_be_pasted_as_it_stands() -> None:
+    """Every line runs as written in the folder of the source: no placeholder to fill in (a
+    made-up URL, an `<angle bracket>` the shell would read as a redirection), and the venv is
+    made and activated before the first `pip` or `augure`."""
+    lines = [line for line in quick_start_block() if line]
+    placeholders = re.compile(r"<[^>]*>|\bOWNER\b|\bexample\.(com|org)\b|YOUR", re.IGNORECASE)
+    assert not [line for line in lines if placeholders.search(line)], lines
+    assert lines[0] == "python3 -m venv .venv && . .venv/bin/activate", lines
+    assert lines[1] == "pip install '.[all]'", lines
 
 
 async def test_the_readme_quick_start_works_as_written(tmp_path: Path) -> None:

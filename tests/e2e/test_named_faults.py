@@ -6,13 +6,18 @@ again"."""
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
+from augure import doctor
+from augure.config import LLMConfig, load_config
+from augure.llm import LLM, Fault, LLMError
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, environment
-from tests.fakes.openai import FakeOpenAI, error
+from tests.fakes.openai import FakeOpenAI, Reply, error, quota_exhausted, text, too_long
 from tests.fakes.telegram import FakeTelegram
 
 WRONG_TOKEN = "999999:WRONG-token-never-valid"
@@ -82,6 +87,24 @@ CASES = {
         "augure.toml",
         "does not know the model 'test-model': fix {toml}, key model in [llm]",
     ),
+    "400, conversation too long for the context": (
+        too_long(),
+        "variables",
+        "cannot take a conversation this long for the model 'test-model' (400): send /new to "
+        "start a fresh one, or lower the history sent: set [agent] history_tokens in {toml}",
+    ),
+    "413, request too large": (
+        error(413, "Request Entity Too Large"),
+        "variables",
+        "cannot take a conversation this long for the model 'test-model' (413): send /new to "
+        "start a fresh one, or lower the history sent: set [agent] history_tokens in {toml}",
+    ),
+    "429, quota used up": (
+        quota_exhausted(),
+        "variables",
+        "says the quota of this API key is used up (429): add credit or raise the limit on "
+        "the provider's billing page, or change plan",
+    ),
 }
 
 
@@ -141,3 +164,165 @@ async def test_a_fault_a_retry_can_fix_still_says_try_again(
     finally:
         await bot.stop()
     assert f"answered {status}" in message and "Please try again" in message, message
+
+
+async def test_a_conversation_longer_than_the_context_names_new_and_the_history_setting(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake refuses an over-long request by itself, as the real API does."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "augure.toml").write_text("[agent]\nhistory_tokens = 50000\n")
+    llm.context_limit = 20
+    bot = Bot(home, telegram, llm, monkeypatch)
+    await bot.start()
+    try:
+        telegram.inject_message(OWNER, "hi")
+        await telegram.wait_for("sendMessage", timeout=20)
+        await telegram.wait_idle(quiet=0.3)
+        (message,) = owner_texts(bot)
+    finally:
+        await bot.stop()
+    assert "send /new to start a fresh one" in message, message
+    assert f"fix {home / 'augure.toml'}, key history_tokens in [agent]" in message
+    assert "try again" not in message.lower()
+    assert len(llm.requests) == 1
+
+
+# What a later fallback to another model reads: `retryable` (429, 5xx, timeout, no
+# connection) and `too_long`; never a rejected key, a forbidden or unknown model, or quota.
+KINDS = {
+    "rate limited": (error(429, "Rate limit reached"), True, False),
+    "server error": (error(503, "overloaded"), True, False),
+    "too long (400)": (too_long(), False, True),
+    "too long (413)": (error(413, "Request Entity Too Large"), False, True),
+    "quota": (quota_exhausted(), False, False),
+    "key": (error(401, "Incorrect API key provided"), False, False),
+    "access": (error(403, "Project does not have access"), False, False),
+    "model": (error(404, "The model `test-model` does not exist"), False, False),
+    "timeout": (text("late", delay=3), True, False),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+async def test_each_fault_says_whether_a_retry_or_a_shorter_request_could_help(
+    llm: FakeOpenAI, kind: str
+) -> None:
+    reply, retryable, too_long_request = KINDS[kind]
+    llm.script(*[reply] * 3)
+    model = LLM(
+        LLMConfig(
+            base_url=llm.base_url,
+            api_key=SecretStr("sk-test"),
+            model="test-model",
+            max_retries=0,
+            request_timeout_seconds=1,
+        )
+    )
+    try:
+        with pytest.raises(LLMError) as caught:
+            await model.complete([{"role": "user", "content": "hi"}])
+    finally:
+        await model.close()
+    fault = caught.value.fault
+    assert isinstance(fault, Fault)
+    assert (fault.retryable, fault.too_long) == (retryable, too_long_request)
+
+
+async def test_an_unreachable_endpoint_is_a_fault_a_retry_could_fix() -> None:
+    config = LLMConfig(
+        base_url="http://127.0.0.1:9/v1", api_key=SecretStr("sk-test"), max_retries=0
+    )
+    model = LLM(config)
+    try:
+        with pytest.raises(LLMError) as caught:
+            await model.complete([{"role": "user", "content": "hi"}])
+    finally:
+        await model.close()
+    assert caught.value.fault is not None and caught.value.fault.retryable
+
+
+async def test_a_quota_used_up_is_not_retried_and_doctor_says_so(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in environment(tmp_path, bot_environment(tmp_path, telegram, llm)).items():
+        monkeypatch.setenv(name, value)
+    llm.script(quota_exhausted())
+    model = LLM(load_config().llm)  # two retries, as the bot is configured
+    try:
+        with pytest.raises(LLMError):
+            await model.complete([{"role": "user", "content": "hi"}])
+    finally:
+        await model.close()
+    assert len(llm.requests) == 1  # the SDK retries a 429 unless told this one is final
+    llm.script(quota_exhausted())
+    check = await doctor._llm(load_config())
+    assert not check.ok
+    assert check.detail.endswith(
+        "says the quota of this API key is used up (429): add credit or raise the limit on "
+        "the provider's billing page, or change plan"
+    ), check.detail
+
+
+# No Python class name reaches the chat: the owner is told what happened and what to do next.
+CLASS_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Error|Exception)?\b|Error\b")
+
+
+@pytest.mark.parametrize(
+    ("failure", "next_step"),
+    [
+        (error(400, "Invalid file format."), "send it as text"),
+        (error(503, "overloaded"), "try again"),
+    ],
+)
+async def test_a_failed_transcription_says_what_to_do_without_a_class_name(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    failure: Reply,
+    next_step: str,
+) -> None:
+    caplog.set_level(logging.INFO)
+    extra = {"AUGURE__LLM__TRANSCRIPTION_MODEL": "whisper-1"}
+    bot = Bot(tmp_path / "home", telegram, llm, monkeypatch, extra_env=extra)
+    await bot.start()
+    try:
+        llm.transcription_failure = failure
+        telegram.inject_message(OWNER, voice=b"OggS fake opus bytes")
+        await telegram.wait_for("sendMessage", timeout=20)
+        await telegram.wait_idle(quiet=0.3)
+        (message,) = owner_texts(bot)
+    finally:
+        await bot.stop()
+    assert message.startswith("I could not listen to that voice note"), message
+    assert next_step in message.lower(), message
+    assert not CLASS_NAME.search(message), message
+    assert llm.requests == []  # nothing half-heard is sent to the model
+    assert str(failure.status) in caplog.text  # the detail is in the log
+
+
+async def test_an_internal_error_says_what_to_do_without_a_class_name(
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The inbox is a file, so saving a sent document fails inside the bot."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "inbox").write_text("not a folder")
+    bot = Bot(home, telegram, llm, monkeypatch)
+    await bot.start()
+    try:
+        telegram.inject_message(OWNER, document=("notes.txt", b"hello"))
+        await telegram.wait_for("sendMessage", timeout=20)
+        await telegram.wait_idle(quiet=0.3)
+        (message,) = owner_texts(bot)
+    finally:
+        await bot.stop()
+    assert not CLASS_NAME.search(message), message
+    assert "log" in message and "/new" in message, message
+    assert "Error" in caplog.text  # the log keeps the exception and its traceback

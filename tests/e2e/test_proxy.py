@@ -6,13 +6,17 @@ message end to end through them."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import ipaddress
+import logging
 import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Self
 
 import pytest
+from aiohttp import web
 from telegram.error import NetworkError
 
 from augure import doctor
@@ -20,6 +24,9 @@ from augure.channels.telegram.bot import build_application
 from augure.config import ConfigError, load_config
 from augure.keepalive import KeptSocket
 from augure.llm import LLM
+from augure.netguard import IPAddress
+from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
+from augure.tools.browser.session import BrowserPool, BrowserSettings, find_executable
 from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
@@ -82,10 +89,15 @@ class LoopbackProxy:
 
 class RecordingProxy(LoopbackProxy):
     """A forward HTTP proxy (one request per connection, `Connection: close` both ways) that
-    records each absolute request target. CONNECT is recorded and refused: nothing here
-    answers TLS, and the tunnel's target is what shows the route."""
+    records each absolute request target and each `Proxy-Authorization` it is sent. CONNECT
+    is recorded, and refused unless `tunnels`: the tunnel's target is what shows the route."""
 
     scheme = "http"
+
+    def __init__(self, *, tunnels: bool = False) -> None:
+        super().__init__()
+        self.tunnels = tunnels
+        self.authorizations: list[str] = []
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -94,9 +106,21 @@ class RecordingProxy(LoopbackProxy):
             writer.close()
             return
         method, target, version = head.split("\r\n", 1)[0].split(" ")
+        self.authorizations += [
+            line.split(":", 1)[1].strip()
+            for line in head.split("\r\n")
+            if line.lower().startswith("proxy-authorization:")
+        ]
         if method == "CONNECT":
             self.targets.append(f"CONNECT {target}")
-            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            if not self.tunnels:
+                writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+                writer.close()
+                return
+            host, _, port = target.rpartition(":")
+            upstream = await asyncio.open_connection(host, int(port))
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await _splice((reader, writer), upstream)
             writer.close()
             return
         self.targets.append(target)
@@ -339,3 +363,119 @@ async def test_an_mcp_server_over_http_is_reached_through_the_proxy_variables(
         process.terminate()
         await process.wait()
     assert url in proxy.targets
+
+
+# The browser's guard proxy (augure.tools.browser.proxy) goes out through the same variables.
+# The page echoes a WebSocket message: Chromium opens ws:// through its proxy with CONNECT, so
+# one page load shows both of the guard's paths, a plain request and a tunnel.
+ECHO_PAGE = """<!doctype html><title>Echo</title><p id="echo">waiting</p>
+<script>
+const socket = new WebSocket("ws://" + location.host + "/socket");
+socket.onopen = () => socket.send("ping");
+socket.onmessage = (event) => document.getElementById("echo").textContent = event.data;
+</script>"""
+
+
+@contextlib.asynccontextmanager
+async def echo_site() -> AsyncIterator[str]:
+    async def page(_: web.Request) -> web.Response:
+        return web.Response(text=ECHO_PAGE, content_type="text/html")
+
+    async def socket(request: web.Request) -> web.WebSocketResponse:
+        answer = web.WebSocketResponse()
+        await answer.prepare(request)
+        async for message in answer:
+            await answer.send_str(f"echo {message.data}")
+        return answer
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_get("/socket", socket)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+def trusting(authority: str) -> HostCheck:
+    """The guard's check, except that the loopback site stands in for a public web site."""
+
+    async def check(host: str, port: int) -> list[IPAddress]:
+        if f"{host}:{port}" == authority:
+            return [ipaddress.ip_address(host)]
+        return await public_only(host, port)
+
+    return check
+
+
+async def browsed(site: str) -> str:
+    """Open the echo page in a guarded Chromium; what the page shows once its socket answered."""
+    executable = find_executable(BrowserSettings())
+    assert executable
+    pool = BrowserPool(executable, check=trusting(site))
+    try:
+        page = (await pool.session("proxied", create=True)).page
+        await page.goto(f"http://{site}/")
+        await page.wait_for_function("document.getElementById('echo').textContent !== 'waiting'")
+        return await page.inner_text("#echo")
+    finally:
+        await pool.close()
+
+
+@pytest.mark.system_package("chromium")
+async def test_the_browser_goes_through_the_variables_http_proxy(
+    clean_environment: pytest.MonkeyPatch,
+) -> None:
+    async with echo_site() as site, RecordingProxy(tunnels=True) as proxy:
+        clean_environment.setenv("ALL_PROXY", proxy.url)
+        assert await browsed(site) == "echo ping"
+    assert f"http://{site}/" in proxy.targets
+    assert f"CONNECT {site}" in proxy.targets
+
+
+@pytest.mark.system_package("chromium")
+async def test_the_browser_goes_through_the_variables_socks5_proxy(
+    clean_environment: pytest.MonkeyPatch,
+) -> None:
+    async with echo_site() as site, RecordingSocks() as socks:
+        clean_environment.setenv("ALL_PROXY", socks.url)
+        assert await browsed(site) == "echo ping"
+    assert socks.targets.count(site) >= 2  # the page and the socket
+
+
+@pytest.mark.system_package("chromium")
+async def test_no_proxy_keeps_the_browser_direct(clean_environment: pytest.MonkeyPatch) -> None:
+    async with echo_site() as site, RecordingProxy(tunnels=True) as proxy:
+        clean_environment.setenv("ALL_PROXY", proxy.url)
+        clean_environment.setenv("NO_PROXY", "127.0.0.1")
+        assert await browsed(site) == "echo ping"
+    assert proxy.targets == []
+
+
+async def test_the_guard_signs_in_to_the_proxy_and_never_shows_the_password(
+    clean_environment: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Driven by hand: a proxy that refuses the tunnel is named in the guard's answer to the
+    browser, without its credentials, which it was sent."""
+    caplog.set_level(logging.DEBUG)
+    async with RecordingProxy() as proxy:
+        address = proxy.url.removeprefix("http://")
+        clean_environment.setenv("HTTPS_PROXY", f"http://owner:s%3Dcret@{address}")
+        guard = GuardProxy(trusting("127.0.0.1:9"))
+        port = int((await guard.start()).rsplit(":", 1)[1])
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+            answer = (await reader.read()).decode()
+            writer.close()
+        finally:
+            await guard.close()
+    assert proxy.targets == ["CONNECT 127.0.0.1:9"]
+    assert proxy.authorizations == ["Basic " + base64.b64encode(b"owner:s=cret").decode()]
+    assert answer.startswith("HTTP/1.1 502 Bad Gateway\r\n")
+    assert f"http://{address}" in answer and "403" in answer
+    assert "cret" not in answer and "owner" not in answer
+    assert "cret" not in caplog.text

@@ -11,7 +11,10 @@ real ``openai`` SDK to talk to it::
 
 Scripted replies are consumed in FIFO order, one per chat completion request; when the
 queue is empty ``responder`` (if set) builds the reply, otherwise the server answers 500
-so that a test which forgot to script a reply fails visibly. ``html()`` scripts a web page
+so that a test which forgot to script a reply fails visibly. ``context_limit`` makes it
+refuse, as the real API does, a request longer than that many (estimated) tokens, with
+OpenAI's own 400 ``context_length_exceeded`` body; ``too_long()`` and ``quota_exhausted()``
+script those bodies (the latter OpenAI's 429 ``insufficient_quota``). ``html()`` scripts a web page
 instead of JSON (a proxy's 502, a captive portal's 200), and ``Reply.cut_after`` drops a
 streamed answer's connection half-way. ``ToolCall.pause`` holds a stream back before a call,
 and ``streams`` records when each streamed answer began and ended (``time.monotonic()``).
@@ -41,7 +44,9 @@ __all__ = [
     "ToolCall",
     "error",
     "html",
+    "quota_exhausted",
     "text",
+    "too_long",
     "tool",
     "tools",
 ]
@@ -54,6 +59,7 @@ _ERROR_TYPES: dict[int, tuple[str, str | None]] = {
     401: ("invalid_request_error", "invalid_api_key"),
     403: ("permission_error", None),
     404: ("invalid_request_error", "model_not_found"),
+    413: ("invalid_request_error", None),
     429: ("requests", "rate_limit_exceeded"),
 }
 
@@ -83,6 +89,8 @@ class Reply:
     finish_reason: str | None = None  # default "tool_calls" if tool_calls else "stop"
     html: str | None = None  # a web page instead of JSON, as a proxy in front may send
     cut_after: int | None = None  # streaming: drop the connection after this many chunks
+    # An error body's own `type`, `code` and `param`, where the status's usual ones differ.
+    error_fields: dict[str, str] | None = None
 
 
 def text(s: str, **kw: Any) -> Reply:
@@ -101,6 +109,27 @@ def error(status: int, message: str = "scripted error") -> Reply:
     return Reply(status=status, error_message=message)
 
 
+def too_long(limit: int = 128_000, used: int = 130_000) -> Reply:
+    """OpenAI's answer to a request that does not fit the model's context window."""
+    message = (
+        f"This model's maximum context length is {limit} tokens. However, your messages "
+        f"resulted in {used} tokens. Please reduce the length of the messages."
+    )
+    fields = {"type": "invalid_request_error", "code": "context_length_exceeded"}
+    return Reply(status=400, error_message=message, error_fields={**fields, "param": "messages"})
+
+
+def quota_exhausted() -> Reply:
+    """OpenAI's answer once the account's credit or monthly limit is used up."""
+    message = (
+        "You exceeded your current quota, please check your plan and billing details. For "
+        "more information on this error, read the docs: "
+        "https://platform.openai.com/docs/guides/error-codes/api-errors."
+    )
+    fields = {"type": "insufficient_quota", "code": "insufficient_quota"}
+    return Reply(status=429, error_message=message, error_fields=fields)
+
+
 def html(status: int = 200, page: str | None = None) -> Reply:
     """An HTML page with ``status``: what a proxy or a captive portal answers instead."""
     title = "502 Bad Gateway" if status == 502 else "Welcome"
@@ -108,15 +137,22 @@ def html(status: int = 200, page: str | None = None) -> Reply:
     return Reply(status=status, html=page)
 
 
-def _error_body(status: int, message: str) -> dict[str, Any]:
+def _error_body(status: int, message: str, fields: dict[str, str] | None = None) -> dict[str, Any]:
     err_type, code = _ERROR_TYPES.get(
         status, ("server_error" if status >= 500 else "api_error", None)
     )
-    return {"error": {"message": message, "type": err_type, "param": None, "code": code}}
+    body = {"message": message, "type": err_type, "param": None, "code": code}
+    return {"error": body | (fields or {})}
 
 
-def _error_response(status: int, message: str) -> web.Response:
-    return web.json_response(_error_body(status, message), status=status)
+def _error_response(
+    status: int, message: str, fields: dict[str, str] | None = None
+) -> web.Response:
+    return web.json_response(_error_body(status, message, fields), status=status)
+
+
+def _estimated_tokens(body: dict[str, Any]) -> int:
+    return len(json.dumps(body.get("messages", []))) // 4
 
 
 def _pieces(s: str, size: int) -> list[str]:
@@ -135,10 +171,13 @@ class FakeOpenAI(FakeServer):
         self.requests: list[dict[str, Any]] = []
         self.transcriptions: list[dict[str, Any]] = []
         self.transcription_text: str = "transcribed text"
+        # An error to answer each transcription with instead (status and message, as `error`).
+        self.transcription_failure: Reply | None = None
         self.models: list[str] = ["test-model"]
         # (first byte written, [DONE] written) of each streamed answer, in time.monotonic().
         self.streams: list[tuple[float, float]] = []
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.context_limit: int | None = None  # tokens, estimated as `_usage` does
         self.base_url: str = ""
         self._queue: deque[Reply] = deque()
         self._call_counter = 0
@@ -213,6 +252,9 @@ class FakeOpenAI(FakeServer):
         self.transcriptions.append(
             {"model": fields.get("model"), "filename": filename, "bytes": content}
         )
+        failure = self.transcription_failure
+        if failure is not None:
+            return _error_response(failure.status, failure.error_message, failure.error_fields)
         if fields.get("response_format") in ("text", "srt", "vtt"):
             return web.Response(text=self.transcription_text, content_type="text/plain")
         return web.json_response({"text": self.transcription_text})
@@ -225,6 +267,13 @@ class FakeOpenAI(FakeServer):
         async with self._seen:
             self.requests.append(body)
             self._seen.notify_all()
+        if self.context_limit is not None:
+            # Refused before any scripted reply is used, as the real API refuses before
+            # generating anything.
+            used = _estimated_tokens(body)
+            if used > self.context_limit:
+                refusal = too_long(self.context_limit, used)
+                return _error_response(400, refusal.error_message, refusal.error_fields)
         if self._queue:
             reply = self._queue.popleft()
         elif self.responder is not None:
@@ -236,7 +285,7 @@ class FakeOpenAI(FakeServer):
         if reply.html is not None:
             return web.Response(status=reply.status, text=reply.html, content_type="text/html")
         if reply.status != 200:
-            return _error_response(reply.status, reply.error_message)
+            return _error_response(reply.status, reply.error_message, reply.error_fields)
 
         calls: list[dict[str, Any]] = []
         for c in reply.tool_calls:
@@ -270,7 +319,7 @@ class FakeOpenAI(FakeServer):
         if reply.usage is not None:
             prompt, completion = reply.usage
         else:
-            prompt = len(json.dumps(body.get("messages", []))) // 4
+            prompt = _estimated_tokens(body)
             produced = (reply.text or "") + "".join(c["function"]["arguments"] for c in calls)
             completion = len(produced) // 4
         return {

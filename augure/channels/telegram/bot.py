@@ -383,7 +383,8 @@ class TelegramBot:
             async with self.delivery.typing(message.chat_id):
                 heard = await self.core.llm.transcribe(*await voice_bytes(message))
         except LLMError as exc:
-            await self.delivery.send_text(message.chat_id, f"I could not listen to that: {exc}.")
+            told = f"I could not listen to that voice note: {exc}."
+            await self.delivery.send_text(message.chat_id, told)
             return
         await self._converse(message.chat_id, f"[Voice note, transcribed]: {heard}")
 
@@ -421,9 +422,10 @@ class TelegramBot:
             text = "I could not store your message: my database is busy. Please try again."
         else:
             log.error("error while handling an update", exc_info=error)
+            # The class name means nothing to the owner; the log has it, with the traceback.
             text = (
-                f"Something went wrong on my side: {type(error).__name__}. "
-                "The details are in the log."
+                "Something went wrong on my side and that message was not handled (the details "
+                "are in the log). Please send it again; if it keeps failing, /new starts afresh."
             )
         if isinstance(update, Update) and update.effective_chat is not None:
             try:

@@ -3,7 +3,8 @@
 Playwright's request routing does not see redirect hops, WebSockets or every worker, so a
 page could still reach 169.254.169.254 through a 302. A proxy sits under all of them: it
 checks each destination when the connection is made and dials the very addresses it checked,
-which also defeats DNS rebinding between the check and the connection.
+which also defeats DNS rebinding between the check and the connection. Behind a proxy the
+environment names, it goes out through that proxy (augure.tools.browser.upstream).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from augure.netguard import BlockedURL, IPAddress, classify, resolve
+from augure.tools.browser.upstream import proxy_for
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +94,8 @@ class GuardProxy:
                 raise ValueError("request head too large")
             request_line, *header_lines = head.decode("latin-1").split("\r\n")
             method, target, version = request_line.split(" ", 2)
-            if method.upper() == "CONNECT":
-                host, port, forward = *_host_port(target, 443), b""
-            else:
-                host, port, forward = _plain_request(method, target, version, header_lines)
+            plain = None if method.upper() == "CONNECT" else _plain_request(target, header_lines)
+            host, port = _host_port(target, 443) if plain is None else plain.host_port
             try:
                 addresses = await self.check(host, port)
             except BlockedURL as exc:
@@ -103,11 +104,11 @@ class GuardProxy:
                 log.info("browser request refused: %s:%s (%s)", host, port, exc)
                 await _respond(writer, "403 Forbidden", f"Blocked by Augure: {exc}", blocked=True)
                 return
-            up_reader, upstream = await _dial(addresses, port)
-            if forward:
-                upstream.write(forward)
-            else:
+            up_reader, upstream = await _open_upstream(plain, host, port, addresses)
+            if plain is None:
                 writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            else:
+                upstream.write(plain.head(method, version))
             await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer))
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
             pass
@@ -127,10 +128,28 @@ def _host_port(authority: str, default: int) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def _plain_request(
-    method: str, target: str, version: str, header_lines: list[str]
-) -> tuple[str, int, bytes]:
-    """An absolute-form http:// request, rewritten for the origin server."""
+@dataclass
+class _PlainRequest:
+    """An absolute-form http:// request from the browser, to be sent on for one exchange."""
+
+    url: str
+    host_port: tuple[str, int]
+    path: str
+    headers: list[str]
+    # Sent to an HTTP proxy: in absolute form, with the proxy's credentials if it has any.
+    proxied: bool = False
+    authorization: str = ""
+
+    def head(self, method: str, version: str) -> bytes:
+        target = self.url if self.proxied else self.path
+        extra = [self.authorization] if self.authorization else []
+        # One request per upstream connection: a reused browser connection could otherwise
+        # carry a second request, for another host, to the address checked for the first.
+        lines = [f"{method} {target} {version}", *self.headers, *extra, "Connection: close"]
+        return "\r\n".join([*lines, "", ""]).encode("latin-1")
+
+
+def _plain_request(target: str, header_lines: list[str]) -> _PlainRequest:
     parts = urlsplit(target)
     if parts.scheme != "http" or not parts.hostname:
         raise ValueError(f"unsupported proxy request target {target[:100]!r}")
@@ -140,10 +159,21 @@ def _plain_request(
         for line in header_lines
         if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS
     ]
-    # One request per upstream connection: a reused browser connection could otherwise carry
-    # a second request, for another host, to the address checked for the first.
-    head = "\r\n".join([f"{method} {path} {version}", *headers, "Connection: close", "", ""])
-    return parts.hostname, parts.port or 80, head.encode("latin-1")
+    return _PlainRequest(target, (parts.hostname, parts.port or 80), path, headers)
+
+
+async def _open_upstream(
+    plain: _PlainRequest | None, host: str, port: int, addresses: list[IPAddress]
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Straight to the checked addresses, or through the environment's proxy for the URL."""
+    route = proxy_for("https" if plain is None else "http", host)
+    if route is None:
+        return await _dial(addresses, port)
+    if plain is not None and route.speaks_http:
+        # A plain request goes to an HTTP proxy as it is: many refuse CONNECT to port 80.
+        plain.proxied, plain.authorization = True, route.authorization()
+        return await route.open()
+    return await route.tunnel(host, port, addresses)
 
 
 async def _dial(
