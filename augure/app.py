@@ -160,7 +160,7 @@ class TurnRunner:
                 await self.notifier.deliver(chat_id, artifact)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Core:
     """The built parts. Nothing here runs until `augure.lifespan` starts it."""
 
@@ -210,30 +210,8 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
     runner = TurnRunner(config=config, notifier=wiring.notifier)
     tasks = TaskManager(Tasks(store.db), runner.announce)
     mcp = McpManager(config.mcp, config.home / "logs" / "mcp", redact)
-
-    def mcp_absent(name: str) -> str | None:
-        # A tool `[tools]` leaves out stays unknown, whatever its server's state.
-        return mcp.absent(name) if enabled(name, config) else None
-
-    executor = Executor(
-        registry=registry,
-        audit=audit,
-        gate=gate,
-        config=config,
-        redactor=redact,
-        progress=wiring.progress,
-        background=tasks.submit,
-        absent=mcp_absent,
-    )
-    scheduler = Scheduler(
-        store=store,
-        run_turn=runner.job,
-        run_skill=runner.skill,
-        default_zone=config.zone,
-        misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
-        owner_chat=config.owner_chat,
-        notifier=wiring.notifier,
-    )
+    executor = _executor(config, registry, audit, gate, redact, tasks, mcp, wiring.progress)
+    scheduler = _scheduler(config, store, runner, wiring.notifier)
     registry.set_context(
         RunContext(
             config=config,
@@ -246,18 +224,9 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
     )
     llm = LLM(config.llm)
     catalog = Catalog()
-    agent = Agent(
-        config=config,
-        store=store,
-        registry=registry,
-        executor=executor,
-        llm=wiring.model or llm,
-        memory=memory,
-        redact=redact,
-        catalog=catalog,
-        personas=Personas(config.home, store),
-        tools_ready=mcp.started,
-    )
+    model = wiring.model or llm
+    agent = _agent(config, store, registry, executor, model, memory, redact, catalog, mcp)
+    # The same catalog: the skills keep current what the agent's system prompt lists.
     skills = SkillService(
         config=config,
         store=store,
@@ -268,7 +237,8 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
         llm=llm,
     )
     runner.bind(agent=agent, skills=skills)
-    _register_core_tools(config, registry, wiring.model or llm, skills, tasks)
+    _register_core_tools(config, registry, model, skills, tasks)
+    heartbeat = _heartbeat(config, runner, agent, wiring.notifier)
     return Core(
         config=config,
         store=store,
@@ -282,9 +252,74 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
         redact=redact,
         scheduler=scheduler,
         skills=skills,
-        heartbeat=_heartbeat(config, runner, agent, wiring.notifier),
+        heartbeat=heartbeat,
         mcp=mcp,
         tasks=tasks,
+    )
+
+
+def _agent(
+    config: Config,
+    store: Store,
+    registry: ToolRegistry,
+    executor: Executor,
+    model: ChatModel,
+    memory: MemoryStore,
+    redact: Redactor,
+    catalog: Catalog,
+    mcp: McpManager,
+) -> Agent:
+    return Agent(
+        config=config,
+        store=store,
+        registry=registry,
+        executor=executor,
+        llm=model,
+        memory=memory,
+        redact=redact,
+        catalog=catalog,
+        personas=Personas(config.home, store),
+        tools_ready=mcp.started,  # a turn waits for the MCP servers still starting up
+    )
+
+
+def _scheduler(
+    config: Config, store: Store, runner: TurnRunner, notifier: Notifier | None
+) -> Scheduler:
+    return Scheduler(
+        store=store,
+        run_turn=runner.job,
+        run_skill=runner.skill,
+        default_zone=config.zone,
+        misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
+        owner_chat=config.owner_chat,
+        notifier=notifier,
+    )
+
+
+def _executor(
+    config: Config,
+    registry: ToolRegistry,
+    audit: Audit,
+    gate: ApprovalGate,
+    redact: Redactor,
+    tasks: TaskManager,
+    mcp: McpManager,
+    progress: Progress | None,
+) -> Executor:
+    def mcp_absent(name: str) -> str | None:
+        # A tool `[tools]` leaves out stays unknown, whatever its server's state.
+        return mcp.absent(name) if enabled(name, config) else None
+
+    return Executor(
+        registry=registry,
+        audit=audit,
+        gate=gate,
+        config=config,
+        redactor=redact,
+        progress=progress,
+        background=tasks.submit,
+        absent=mcp_absent,
     )
 
 
@@ -332,7 +367,7 @@ class SkillFiles:
     files: SkillStore
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Standalone:
     """What `augure dashboard` serves from: the home's state, and nothing that runs.
 
