@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from augure.import_guard import collector_paused, importing_without
 
@@ -195,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+if TYPE_CHECKING:  # imported where a command needs it: `augure --help` stays quick
+    from augure.app import Core
+
+
 async def _run(config: Config, args: argparse.Namespace) -> int:
     from augure.keepalive import load_tls_early
 
@@ -216,15 +220,12 @@ async def _run(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _chat(config: Config, args: argparse.Namespace) -> int:
-    from augure.app import Core
     from augure.channels.console import ConsoleChannel, chat
+    from augure.lifespan import Augure
 
     console = ConsoleChannel(sys.stdin, sys.stdout)
-    core = await Core.open(config, approvers=[console], notifier=console)
-    try:
-        await chat(core, console)
-    finally:
-        await core.close()
+    async with Augure.running(config, approvers=[console], notifier=console) as front:
+        await chat(front, console)
     return 0
 
 
@@ -275,43 +276,46 @@ async def _memory(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _tools(config: Config, args: argparse.Namespace) -> int:
-    from augure.app import Core
     from augure.channels.console import terminal_approvers
+    from augure.lifespan import Augure
 
-    core = await Core.open(config, approvers=terminal_approvers())
+    async with Augure.running(config, approvers=terminal_approvers()) as front:
+        assert front.core is not None
+        return await _tool_command(front.core, args)
+
+
+async def _tool_command(core: Core, args: argparse.Namespace) -> int:
+    """`augure tools list|run` on an open core (its MCP servers' tools included)."""
+    await core.mcp.started()  # their tools are listed and run like the built-in ones
+    registry = core.registry
+    if args.action == "list":
+        tools = registry.list()
+        if args.json:
+            print(json.dumps([describe_tool(registry.description(t), t) for t in tools]))
+        else:
+            for tool in tools:
+                print(
+                    f"{tool.name:<14} {tool.approval.egress.value:<9} {registry.description(tool)}"
+                )
+        for server in core.mcp.servers.values():
+            if server.state != "ready":  # its tools are missing above: say why
+                print(core.redact(server.down_text()), file=sys.stderr)
+        return 0
+    absent = core.executor.absent
+    if registry.get(args.name) is None and (absent is None or absent(args.name) is None):
+        raise UsageError(f"unknown tool {args.name!r}; see `augure tools list`")
     try:
-        if core.mcp is not None:  # their tools are listed and run like the built-in ones
-            await core.mcp.started()
-        registry = core.registry
-        if args.action == "list":
-            tools = registry.list()
-            if args.json:
-                print(json.dumps([describe_tool(registry.description(t), t) for t in tools]))
-            else:
-                for tool in tools:
-                    egress = tool.approval.egress.value
-                    print(f"{tool.name:<14} {egress:<9} {registry.description(tool)}")
-            for server in core.mcp.servers.values() if core.mcp else ():
-                if server.state != "ready":  # its tools are missing above: say why
-                    print(core.redact(server.down_text()), file=sys.stderr)
-            return 0
-        absent = core.executor.absent
-        if registry.get(args.name) is None and (absent is None or absent(args.name) is None):
-            raise UsageError(f"unknown tool {args.name!r}; see `augure tools list`")
-        try:
-            arguments = json.loads(args.args)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--args is not valid JSON: {exc.msg}") from None
-        if not isinstance(arguments, dict):
-            raise UsageError("--args must be a JSON object")
-        from augure.caller import Caller
+        arguments = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--args is not valid JSON: {exc.msg}") from None
+    if not isinstance(arguments, dict):
+        raise UsageError("--args must be a JSON object")
+    from augure.caller import Caller
 
-        ctx = registry.context.for_caller(Caller.of("cli"))
-        result = await core.executor.run(args.name, arguments, ctx)
-        print(result.output)
-        return 0 if result.success else 1
-    finally:
-        await core.close()
+    ctx = registry.context.for_caller(Caller.of("cli"))
+    result = await core.executor.run(args.name, arguments, ctx)
+    print(result.output)
+    return 0 if result.success else 1
 
 
 def describe_tool(description: str, tool: Any) -> dict[str, Any]:

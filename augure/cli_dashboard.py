@@ -25,8 +25,8 @@ def add_parser(commands: Any) -> None:
 
 async def dashboard(config: Config, args: argparse.Namespace) -> int:
     from augure.dashboard.server import Dashboard
-    from augure.dashboard.standalone import Standalone
     from augure.home import holder
+    from augure.lifespan import Augure
 
     server = Dashboard(config.dashboard, args.host, args.port)
     stop = asyncio.Event()
@@ -34,24 +34,17 @@ async def dashboard(config: Config, args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     bot = holder(config.home)
-    state = await Standalone.open(
-        config, started_at=bot.started_at if bot and bot.started_at else None
-    )
-    try:
-        if bot is None:
-            # What a stopped bot left pending will never run: rejected as a bot's start does,
-            # so no press here "approves" a call that no process is waiting to make. Beside a
-            # running bot those requests are its own, waiting for an answer: left alone.
-            await state.gate.reject_stale()
-        else:
+    started_at = bot.started_at if bot and bot.started_at else None
+    async with Augure.reading(config, started_at=started_at, alone=bot is None) as front:
+        if bot is not None:
             print(
                 f"Beside the bot running on this home (pid {bot.pid}): it runs what you "
                 "approve here and updates Telegram.",
                 flush=True,
             )
-        await server.start(state)
-        await stop.wait()
-    finally:
-        await server.stop()
-        await state.close()
+        try:
+            await server.start(front)
+            await stop.wait()
+        finally:
+            await server.stop()
     return 0

@@ -48,8 +48,8 @@ async def _scheduler(config: Config) -> AsyncIterator[Scheduler]:
 
     try:
         yield Scheduler(
-            store,
-            no_turns,
+            store=store,
+            run_turn=no_turns,
             default_zone=config.zone,
             misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
             owner_chat=config.owner_chat,

@@ -32,9 +32,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 async def skills(config: Config, args: argparse.Namespace) -> int:
-    from augure.app import Core
     from augure.caller import Caller
     from augure.channels.console import terminal_approvers
+    from augure.lifespan import Augure
 
     action = args.action or "list"
     if action != "list":
@@ -42,11 +42,12 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
             check_id(args.id)
         except SkillError as exc:
             raise UsageError(str(exc)) from None
-    core = await Core.open(config, approvers=terminal_approvers())
-    try:
+    async with Augure.running(config, approvers=terminal_approvers()) as front:
+        core = front.core
+        assert core is not None
         service = core.skills
         if action == "list":
-            listed = await service.files.listing()
+            listed = await front.skills()
             for record, meta, last in listed:
                 trigger = f"cron `{meta.schedule}`" if meta and meta.schedule else "manual"
                 print(f"{record.id} {record.version} [{record.state}] {trigger}; last run: {last}")
@@ -74,5 +75,3 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
         except SkillError as exc:
             raise UsageError(str(exc)) from None
         return 0
-    finally:
-        await core.close()

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from augure.approval.gate import ApprovalGate
+from augure.ports import Notifier
 from augure.store.audit import Audit
 from augure.store.db import Store
 from augure.store.tasks import TaskRow, Tasks
@@ -26,16 +27,6 @@ INTERRUPTED_UNSEEN = (
     "My reply to your last message was interrupted by a restart. Please send it again if "
     "you still need it."
 )
-
-
-class Notifier(Protocol):
-    """A channel's side of recovery."""
-
-    async def send(self, chat_id: str, markdown: str) -> None: ...
-
-    async def edit(self, chat_id: str, message_id: int, markdown: str) -> None:
-        """Replace a message already shown (a streamed preview) with this text."""
-        ...
 
 
 @dataclass

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from augure import __version__
 from augure.config import Config
-from augure.tools.registry import ToolRegistry
+from augure.tools.base import Tool
 
 
-def summary(config: Config, registry: ToolRegistry, username: str | None) -> str:
+def summary(config: Config, tools: Sequence[Tool], username: str | None) -> str:
     """e.g. `Augure 0.1.0 as @my_bot: model gpt-4o-mini; 14 tools ready; not configured:
     email (set [tools.email] host), github (run pip install 'augure[github]')`.
 
@@ -15,7 +17,7 @@ def summary(config: Config, registry: ToolRegistry, username: str | None) -> str
     """
     ready: list[str] = []
     missing: list[str] = []
-    for tool in registry.list():
+    for tool in tools:
         problem = tool.config_check(config)
         if problem is None:
             ready.append(tool.name)

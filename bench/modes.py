@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from augure.app import Core
 from augure.config import load_config
+from augure.lifespan import Augure
 from tests.fakes.openai import FakeOpenAI, Reply, ToolCall, text
 
 STEPS = 5
@@ -58,11 +58,8 @@ async def run(mode: str) -> tuple[int, int]:
                 OPENAI_API_KEY="bench",
                 AUGURE__CODE_MODE__ENABLED="true" if mode == "code" else "false",
             )
-            core = await Core.open(load_config(home=Path(directory)))
-            try:
-                await core.agent.handle("bench", "Save five chained notes.")
-            finally:
-                await core.close()
+            async with Augure.running(load_config(home=Path(directory))) as front:
+                await front.converse("bench", "Save five chained notes.")
         return len(llm.requests), sum(len(json.dumps(r)) for r in llm.requests)
 
 

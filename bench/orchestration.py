@@ -22,6 +22,7 @@ from pathlib import Path
 
 from augure.app import Core
 from augure.config import load_config
+from augure.lifespan import Augure
 from augure.tools.base import Egress, RunContext, tool
 from tests.fakes.openai import FakeOpenAI, Reply, ToolCall, text
 
@@ -89,16 +90,15 @@ async def main() -> None:
         with tempfile.TemporaryDirectory() as directory:
             os.environ.update(OPENAI_BASE_URL=llm.base_url, OPENAI_API_KEY="bench")
             config = load_config(home=Path(directory))
-            core = await Core.open(config, [bench_stamp, bench_wait])
-            try:
+            async with Augure.running(config, extra_tools=[bench_stamp, bench_wait]) as front:
+                core = front.core
+                assert core is not None
                 starts, ends, walls = [], [], []
                 for _ in range(RUNS):
                     start, end = await streaming_dispatch(core, llm)
                     starts.append(start)
                     ends.append(end)
                     walls.append(await batch_wall_time(core))
-            finally:
-                await core.close()
     print(
         f"streaming dispatch: first tool started {statistics.median(starts):.3f} s into the "
         f"answer (its call complete at {FIRST_COMPLETE:.1f} s; target ≤ 0.15 s); "

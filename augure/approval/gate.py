@@ -11,101 +11,21 @@ import contextlib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
+# What a channel implements and reads lives on the ground floor, where channels reach it
+# without importing the gate; named here too for the gate's many callers.
+from augure.ports import ApprovalRequest as ApprovalRequest
+from augure.ports import Approver as Approver
+from augure.ports import Decide as Decide
+from augure.ports import Decision as Decision
+from augure.ports import Verdict as Verdict
 from augure.store.audit import Audit
 
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5  # how often decisions made by another process (the CLI) are picked up
 CLOSE_GRACE_SECONDS = 2.0
-
-REJECTED_BY_USER = "Tool call rejected by user."
-TIMED_OUT = "Tool call rejected: approval timed out."
-
-
-class Decision(StrEnum):
-    APPROVED = "approved"
-    REJECTED = "rejected"
-    TIMED_OUT = "timed_out"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    decision: Decision
-    by: str
-    reason: str | None = None
-    always: bool = False
-    # `Allow in this chat`: this call, and later ones with the same target in the same chat
-    # until /new or a restart.
-    in_chat: bool = False
-
-    @property
-    def approved(self) -> bool:
-        return self.decision is Decision.APPROVED
-
-    def message_for_model(self) -> str:
-        if self.decision is Decision.TIMED_OUT:
-            return TIMED_OUT
-        return f"{REJECTED_BY_USER} Reason: {self.reason}" if self.reason else REJECTED_BY_USER
-
-    def describe(self) -> str:
-        """What happened, for the edited approval message."""
-        if self.decision is Decision.APPROVED:
-            if self.always:
-                return "Always allowed (rule saved)"
-            return "Allowed in this chat (until /new)" if self.in_chat else "Approved"
-        if self.decision is Decision.TIMED_OUT:
-            return "Rejected: no answer in time"
-        return f"Rejected ({self.reason})" if self.reason else "Rejected"
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    id: str
-    tool: str
-    arguments: dict[str, Any]  # already redacted
-    chat_id: str | None
-    origin: str
-    rule_pattern: str | None  # offered as "Always allow" when set
-    digest: str | None = None  # sha256 of exactly what is shown; a press approves that only
-    in_chat: bool = False  # `Allow in this chat` is offered
-
-
-class Decide(Protocol):
-    """Settles one presented request; None when it was already decided."""
-
-    async def __call__(
-        self,
-        decision: Decision,
-        by: str,
-        *,
-        reason: str | None = None,
-        always: bool = False,
-        in_chat: bool = False,
-    ) -> Verdict | None: ...
-
-
-class Approver(Protocol):
-    """Implemented by a channel: show a request to the owner, then show its outcome."""
-
-    # Names the approver's reference in the audit row, so a later start concludes each
-    # approver's message with its own reference.
-    name: str
-
-    async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any] | None:
-        """Show the request. Returns a reference stored with it (e.g. the message id).
-
-        `decide` answers this request from inside the channel (the terminal's y/N); a channel
-        whose answers arrive as its own inbound events (a button press) may ignore it and call
-        `ApprovalGate.decide` there instead."""
-        ...
-
-    async def conclude(self, ref: dict[str, Any] | None, tool: str, verdict: Verdict) -> None:
-        """Replace the request with its outcome (buttons gone)."""
-        ...
 
 
 class ApprovalGate:

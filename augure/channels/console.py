@@ -6,11 +6,10 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from augure.app import Core
-from augure.approval.gate import ApprovalRequest, Decide, Decision, Verdict
 from augure.approval.shown import arguments_text
 from augure.channels.base import Channel
-from augure.tools.base import Artifact
+from augure.front import Front
+from augure.ports import ApprovalRequest, Attachment, Decide, Decision, Verdict
 
 CHAT_ID = "console"
 PROMPT = "you> "
@@ -34,7 +33,7 @@ class ConsoleChannel:
         # A terminal cannot change what it printed: the new text follows.
         self._write(f"{markdown}\n")
 
-    async def deliver(self, chat_id: str, artifact: Artifact) -> None:
+    async def deliver(self, chat_id: str, artifact: Attachment) -> None:
         self._write(f"[artifact: {artifact.type} {artifact.name}]\n")
 
     async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any]:
@@ -58,8 +57,8 @@ class ConsoleChannel:
         self.stdout.flush()
 
 
-async def chat(core: Core, console: ConsoleChannel) -> None:
-    """The conversation loop; `core` was opened with `console` among its approvers."""
+async def chat(front: Front, console: ConsoleChannel) -> None:
+    """The conversation loop; the core was opened with `console` among its approvers."""
     stdin, stdout = console.stdin, console.stdout
     interactive = stdin.isatty()
     if interactive:
@@ -77,10 +76,10 @@ async def chat(core: Core, console: ConsoleChannel) -> None:
         if text in ("/quit", "/exit"):
             break
         if text == "/new":
-            await core.agent.new_conversation(CHAT_ID)
+            await front.new_conversation(CHAT_ID)
             stdout.write("Started a fresh conversation.\n")
             continue
-        reply = await core.agent.handle(CHAT_ID, text)
+        reply = await front.converse(CHAT_ID, text)
         stdout.write(f"augure> {reply.text}\n" if interactive else f"{reply.text}\n")
         for artifact in reply.artifacts:
             await console.deliver(CHAT_ID, artifact)

@@ -17,18 +17,19 @@ from starlette.staticfiles import StaticFiles
 from augure.dashboard.auth import Session, Sessions
 from augure.dashboard.hosts import OwnAddressOnly
 from augure.dashboard.pages import PAGES
-from augure.dashboard.web import Dash, Served, templates
+from augure.dashboard.web import Dash, templates
+from augure.front import Front
 
 STATIC = Path(__file__).parent / "static"
 
 
 def build(
-    core: Served, *, secure_cookie: bool, base: str, hosts: frozenset[str] | None
+    front: Front, *, secure_cookie: bool, base: str, hosts: frozenset[str] | None
 ) -> OwnAddressOnly:
     """The application: `base` is the secret path prefix of every page (the session cookie's
     Path); `hosts` the Host values it answers (None: any; see augure/dashboard/hosts.py)."""
-    sessions = Sessions(core.logins, secure_cookie, path=base)
-    dash = Dash(core, sessions, templates(core.config.zone), PAGES, base)
+    sessions = Sessions(front.logins, secure_cookie, path=base)
+    dash = Dash(front, sessions, templates(front.config.zone), PAGES, base)
 
     async def login(request: Request) -> Response:
         """GET with ?token= (the printed or sent link) or POST of the pasted token."""
@@ -52,7 +53,7 @@ def build(
         sessions.delete_cookie(response)
         return response
 
-    async def front(request: Request) -> Response:
+    async def way_in(request: Request) -> Response:
         """Outside the prefix there is only the way in: nothing here tells where pages are."""
         return dash.render(request, "login.html", status=401)
 
@@ -60,7 +61,7 @@ def build(
     for page in PAGES:
         pages += page.routes(dash)
     routes: list[Route | Mount] = [
-        Route("/", front),
+        Route("/", way_in),
         Route("/login", login, methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Mount(base, routes=pages),

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
@@ -18,19 +18,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from augure.approval.gate import ApprovalGate
 from augure.approval.shown import visible
-from augure.background import TaskManager
-from augure.config import Config
 from augure.dashboard.auth import Session, Sessions, guarded, no_store
-from augure.llm import LLM
-from augure.logins import LoginTokens
-from augure.memory.store import MemoryStore
-from augure.scheduler.service import Scheduler
-from augure.secrets import Redactor
-from augure.skills.store import SkillStore
-from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.front import Front
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -53,42 +43,6 @@ NOTES = {
 }
 
 
-class SkillFiles(Protocol):
-    @property
-    def files(self) -> SkillStore: ...
-
-
-class Served(Protocol):
-    """What the pages read and act through: the bot's own core when `augure run` serves the
-    dashboard, or the standalone command's (augure/dashboard/standalone.py), which runs
-    nothing and reaches a running bot through state.db only."""
-
-    @property
-    def config(self) -> Config: ...
-    @property
-    def store(self) -> Store: ...
-    @property
-    def memory(self) -> MemoryStore: ...
-    @property
-    def audit(self) -> Audit: ...
-    @property
-    def gate(self) -> ApprovalGate: ...
-    @property
-    def scheduler(self) -> Scheduler: ...
-    @property
-    def skills(self) -> SkillFiles: ...
-    @property
-    def tasks(self) -> TaskManager | None: ...
-    @property
-    def llm(self) -> LLM: ...
-    @property
-    def redact(self) -> Redactor: ...
-    @property
-    def started_at(self) -> float: ...
-    @property
-    def logins(self) -> LoginTokens: ...
-
-
 @dataclass(frozen=True)
 class Page:
     """One entry of the menu; `routes` gives its pages and actions (POST) given the Dash."""
@@ -100,7 +54,7 @@ class Page:
 
 @dataclass
 class Dash:
-    core: Served
+    front: Front
     sessions: Sessions
     templates: Jinja2Templates
     menu: tuple[Page, ...] = ()
@@ -130,10 +84,9 @@ class Dash:
 
     def clean(self, text: str) -> str:
         """What any record may show: secrets masked, and every character that could hide or
-        reorder text (bidi overrides, zero-width) as a visible escape
-        (docs/reference/approvals.md#the-request, docs/reference/secrets.md). Line breaks and tabs
-        keep the layout."""
-        lines = self.core.redact(text).split("\n")
+        reorder text (bidi overrides, zero-width) as a visible escape (docs/security.md). Line
+        breaks and tabs keep the layout."""
+        lines = self.front.clean(text).split("\n")
         return "\n".join("\t".join(map(visible, line.split("\t"))) for line in lines)
 
     def refuse(self, request: Request, status: int) -> Response:

@@ -24,9 +24,9 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 from zoneinfo import ZoneInfo
 
+from augure.ports import Notifier
 from augure.scheduler.jobs import (
     JOB_COLUMNS,
     JOB_ID,
@@ -56,18 +56,12 @@ RunSkill = Callable[[str, tuple[str, ...]], Awaitable[str]]  # (skill id, chain)
 SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
 
 
-class Notifier(Protocol):
-    """Implemented by a channel: deliver a message to a chat outside any turn."""
-
-    async def send(self, chat_id: str, markdown: str) -> None: ...
-
-
 class Scheduler:
     def __init__(
         self,
+        *,
         store: Store,
         run_turn: RunTurn,
-        *,
         default_zone: str,
         misfire_grace_seconds: int,
         owner_chat: str | None,

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from augure.app import Core
-from augure.channels.telegram.bot import TelegramBot
+from augure.channels.telegram.bot import TelegramBot, build_application
+from augure.channels.telegram.channel import TelegramChannel
 from augure.config import load_config
+from augure.lifespan import Augure
 from augure.tools.base import Tool
 from tests.fakes.openai import FakeOpenAI
 from tests.fakes.telegram import FakeTelegram
@@ -72,6 +75,7 @@ class Bot:
     channel: TelegramBot | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     extra_tools: list[Tool] = field(default_factory=list)
+    running: AsyncExitStack | None = None
 
     async def start(self) -> Bot:
         environment = bot_environment(self.home, self.telegram, self.llm) | self.extra_env
@@ -81,19 +85,26 @@ class Bot:
         for name, value in environment.items():
             self.monkeypatch.setenv(name, value)
         config = load_config()
-        self.channel = await TelegramBot.open(config, self.telegram.token, self.extra_tools)
-        self.core = self.channel.core
-        await self.channel.start()
-        await self.core.scheduler.start()  # as `augure run` does
-        self.core.heartbeat.start()
+        channel = TelegramChannel(config, build_application(config, self.telegram.token))
+        self.channel = TelegramBot(config=config, channel=channel)
+        # The lifespan `augure run` opens, without its home lock and its companions.
+        running = Augure.running(
+            config,
+            approvers=[channel],
+            notifier=channel,
+            progress=channel.progress,
+            extra_tools=self.extra_tools,
+            inbound=self.channel,
+        )
+        self.running = AsyncExitStack()
+        front = await self.running.enter_async_context(running)
+        self.core = front.core
         return self
 
     async def stop(self) -> None:
-        if self.channel is not None:
-            await self.channel.stop()
-        if self.core is not None:
-            await self.core.close()
-        self.channel = self.core = None
+        if self.running is not None:
+            await self.running.aclose()
+        self.channel = self.core = self.running = None
 
     async def restart(self) -> None:
         await self.stop()

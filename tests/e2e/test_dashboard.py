@@ -39,8 +39,8 @@ class Served:
 
     @property
     def core(self) -> Core:
-        assert self.dashboard.core is not None
-        return self.dashboard.core
+        assert self.dashboard.front is not None and self.dashboard.front.core is not None
+        return self.dashboard.front.core
 
     @property
     def root(self) -> str:
@@ -91,7 +91,7 @@ async def served(
     stop = asyncio.Event()
     test_tools.reset()
     running = asyncio.create_task(serve(config, stop, test_tools.TEST_TOOLS, [dashboard]))
-    while dashboard.core is None or dashboard.core.logins.served_at is None:
+    while dashboard.front is None or dashboard.front.logins.served_at is None:
         assert not running.done(), running.exception()
         await asyncio.sleep(0.05)
     async with async_playwright() as playwright:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from augure.app import Core
 from augure.channels.console import ConsoleChannel, chat
 from augure.config import load_config
+from augure.lifespan import Augure
 from augure.secrets import RedactingFilter
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
@@ -175,15 +175,15 @@ async def test_terminal_chat_asks_y_or_n(
         monkeypatch.setenv(name, value)
     stdout = io.StringIO()
     console = ConsoleChannel(io.StringIO("send one\ny\nsend another\nmaybe\n"), stdout)
-    core = await Core.open(load_config(), test_tools.TEST_TOOLS, approvers=[console])
     llm.script(
         tool("send_note", {"to": "hal", "text": "first"}),
         text("Sent the first."),
         tool("send_note", {"to": "hal", "text": "second"}),
         text("Did not send the second."),
     )
-    await chat(core, console)
-    await core.close()
+    running = Augure.running(load_config(), extra_tools=test_tools.TEST_TOOLS, approvers=[console])
+    async with running as front:
+        await chat(front, console)
     output = stdout.getvalue()
     assert "Approve send_note?" in output and '"to": "hal"' in output
     assert "Sent the first." in output and "Did not send the second." in output

@@ -26,6 +26,7 @@ from augure.caller import Caller
 from augure.config import load_config
 from augure.tools.base import Egress, RunContext, tool
 from augure.tools.result import MARKED, ToolResult
+from tests.cores import Cores
 from tests.fakes.model import ScriptedModel, answer, call
 from tests.security.owner import Owner, settled
 
@@ -223,25 +224,23 @@ def profile(first: str, limit: str) -> str:
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World]]]:
-    opened: list[Core] = []
+    opened = Cores()
 
     async def make(toml: str) -> World:
         (tmp_path / "augure.toml").write_text("[telegram]\nallowed_users = [1]\n" + toml)
         owner, model = Owner(), ScriptedModel()
-        core = await Core.open(
+        core = await opened.open(
             load_config(home=tmp_path),
             extra_tools=[probe, fetcher, idle],
             model=model,
             approvers=[owner],
         )
-        opened.append(core)
         return World(core, model, owner)
 
     probes_run.clear()
     fetched.clear()
     yield make
-    for core in opened:
-        await core.close()
+    await opened.close()
 
 
 async def records(core: Core) -> list[dict[str, Any]]:

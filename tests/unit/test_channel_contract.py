@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from augure.app import Core
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
 from augure.channels.console import ConsoleChannel
 from augure.config import load_config
+from augure.lifespan import Augure
+from augure.ports import Attachment
 from augure.store.audit import Audit
 from augure.store.db import Store
 
@@ -185,14 +186,17 @@ class Outbox:
     async def edit(self, chat_id: str, message_id: int, markdown: str) -> None:
         self.sent.append((chat_id, markdown))
 
+    async def deliver(self, chat_id: str, artifact: Attachment) -> None:
+        self.sent.append((chat_id, f"[{artifact.type} {artifact.name}]"))
+
 
 async def test_the_core_is_built_with_its_channels(tmp_path: Path) -> None:
-    """Approvers and the notifier are given to `Core.open`; nothing is attached afterwards."""
+    """Approvers and the notifier are given to the lifespan; nothing is attached afterwards."""
     screen, outbox = Screen("dashboard"), Outbox()
-    core = await Core.open(load_config(home=tmp_path), approvers=[screen], notifier=outbox)
-    try:
+    config = load_config(home=tmp_path)
+    async with Augure.running(config, approvers=[screen], notifier=outbox) as front:
+        core = front.core
+        assert core is not None
         assert core.gate.approvers == (screen,)
         assert core.scheduler.notifier is outbox
         assert core.registry.context.scheduler is core.scheduler
-    finally:
-        await core.close()

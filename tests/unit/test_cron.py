@@ -206,8 +206,8 @@ class Owner:
 
 def scheduler(store: Store, now: datetime, owner: Owner) -> Scheduler:
     return Scheduler(
-        store,
-        owner.run_turn,
+        store=store,
+        run_turn=owner.run_turn,
         default_zone="Europe/Paris",
         misfire_grace_seconds=60,
         owner_chat="1001",

@@ -57,8 +57,8 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 
 def scheduler(store: Store, clock: Clock, world: World, grace: int = 60) -> Scheduler:
     made = Scheduler(
-        store,
-        world.run_turn,
+        store=store,
+        run_turn=world.run_turn,
         default_zone="Europe/Paris",
         misfire_grace_seconds=grace,
         owner_chat="1001",

@@ -18,6 +18,7 @@ from augure.caller import Caller
 from augure.config import load_config
 from augure.llm import LLMError, LLMResponse, ToolCallRequest
 from augure.tools.base import Tool
+from tests.cores import Cores
 from tests.e2e.tools import fetch_page
 from tests.fakes.model import ScriptedModel, answer, call
 
@@ -34,7 +35,7 @@ max_loops = 3
 
 @pytest.fixture
 async def open_core(tmp_path: Path) -> AsyncIterator[OpenCore]:
-    opened: list[Core] = []
+    opened = Cores()
 
     async def make(
         toml: str, *script: object, tools: Sequence[Tool] = ()
@@ -43,13 +44,11 @@ async def open_core(tmp_path: Path) -> AsyncIterator[OpenCore]:
         home.mkdir()
         (home / "augure.toml").write_text(toml)
         model = ScriptedModel(*script)  # type: ignore[arg-type]
-        core = await Core.open(load_config(home=home), extra_tools=tools, model=model)
-        opened.append(core)
+        core = await opened.open(load_config(home=home), extra_tools=tools, model=model)
         return core, model
 
     yield make
-    for core in opened:
-        await core.close()
+    await opened.close()
 
 
 def said(text: str, *calls: tuple[str, dict[str, object]]) -> LLMResponse:

@@ -12,6 +12,7 @@ from augure.agent.history import SUMMARY_PROMPT
 from augure.app import Core
 from augure.config import load_config
 from augure.llm import LLMError
+from tests.cores import Cores
 from tests.fakes.model import Request, ScriptedModel, answer, call
 
 MakeCore = Callable[..., Awaitable[tuple[Core, ScriptedModel]]]
@@ -19,20 +20,18 @@ MakeCore = Callable[..., Awaitable[tuple[Core, ScriptedModel]]]
 
 @pytest.fixture
 async def make_core(tmp_path: Path) -> AsyncIterator[MakeCore]:
-    opened: list[Core] = []
+    opened = Cores()
 
     async def make(toml: str = "", *script: object) -> tuple[Core, ScriptedModel]:
         home = tmp_path / f"home{len(opened)}"
         home.mkdir()
         (home / "augure.toml").write_text(toml)
         model = ScriptedModel(*script)  # type: ignore[arg-type]
-        core = await Core.open(load_config(home=home), model=model)
-        opened.append(core)
+        core = await opened.open(load_config(home=home), model=model)
         return core, model
 
     yield make
-    for core in opened:
-        await core.close()
+    await opened.close()
 
 
 async def test_a_tool_round_then_the_answer(make_core: MakeCore) -> None:

@@ -26,9 +26,6 @@ from telegram.ext import (
 )
 from telegram.request import HTTPXRequest
 
-from augure.agent.turn import Content
-from augure.app import Companion, Core
-from augure.approval.gate import Approver
 from augure.channels.telegram.approvals import approvals_command, on_button
 from augure.channels.telegram.channel import TelegramChannel
 from augure.channels.telegram.commands import (
@@ -58,12 +55,12 @@ from augure.channels.telegram.tasks import PREFIX as TASK
 from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
 from augure.config import Config, source_of
+from augure.errors import UsageError
+from augure.front import Front, StateError, StoreBusy
 from augure.home import HomeError, HomeLock
 from augure.keepalive import keep_client_sockets, tls_context
+from augure.lifespan import Augure, Companion
 from augure.llm import LLMError
-from augure.recovery import recover
-from augure.store.audit import new_id
-from augure.store.database import StateError, StoreBusy
 from augure.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -122,36 +119,16 @@ class TelegramBot:
     """Telegram's inbound side: updates become turns and commands of the core, whose replies
     leave through the channel."""
 
-    @classmethod
-    async def open(
-        cls,
-        config: Config,
-        token: str,
-        extra_tools: Sequence[Tool] = (),
-        home_lock: HomeLock | None = None,
-        approvers: Sequence[Approver] = (),
-    ) -> TelegramBot:
-        """The channel first, then the core built with it, then the handlers given both;
-        `approvers` are shown each request beside Telegram (the dashboard)."""
-        channel = TelegramChannel(config, build_application(config, token))
-        core = await Core.open(
-            config,
-            extra_tools,
-            approvers=[channel, *approvers],
-            notifier=channel,
-            progress=channel.progress,
-        )
-        return cls(core, channel, home_lock)
-
     def __init__(
-        self, core: Core, channel: TelegramChannel, home_lock: HomeLock | None = None
+        self, *, config: Config, channel: TelegramChannel, home_lock: HomeLock | None = None
     ) -> None:
-        self.core = core
+        self.config = config
         self.channel = channel
         self.application = channel.application
         self.delivery = channel.delivery
-        self.allowed = set(core.config.telegram.allowed_users)
-        self.streaming = core.config.telegram.streaming
+        self.allowed = set(config.telegram.allowed_users)
+        self.streaming = config.telegram.streaming
+        self._front: Front | None = None
         app = self.application
         app.add_handler(TypeHandler(Update, self._gate), group=-1)
         app.add_handler(CommandHandler("start", self._start))
@@ -188,28 +165,41 @@ class TelegramBot:
         self._chat_order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.home_lock = home_lock
 
-    async def start(self) -> None:
-        await self.application.initialize()
-        await self.application.start()
-        # Before polling: what the last run cut off is settled before anything new runs.
-        core = self.core
-        await recover(core.store, core.audit, core.gate, self.channel)
+    @property
+    def front(self) -> Front:
+        assert self._front is not None, "updates are handled only once the core is open"
+        return self._front
+
+    async def open(self, front: Front) -> None:
+        """Sending works from here on (recovery's notices go out through the channel)."""
+        self._front = front
+        try:
+            await self.application.initialize()
+            await self.application.start()
+        except Exception as exc:
+            raise UsageError(_start_failure(exc, self.config)) from None
+
+    async def listen(self) -> None:
         assert self.application.updater is not None
-        await self.application.updater.start_polling(
-            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
-        )
+        try:
+            await self.application.updater.start_polling(
+                allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
+            )
+        except Exception as exc:
+            raise UsageError(_start_failure(exc, self.config)) from None
         # After the first poll is out: nothing here should delay the bot's first answer.
         self._spawn(self._register_commands())
-        self._spawn(self.core.llm.warm_up())
+        self._spawn(self.front.warm_up())
 
-    async def stop(self) -> None:
-        # Background work first: rejecting its approvals below would end it as if the owner
-        # had said no. Its rows stay `running`, for the next start's interrupted notice.
-        if self.core.tasks is not None:
-            await self.core.tasks.close()
-        # Then reject what waits for a button: a turn blocked on approval would hold up
-        # python-telegram-bot's stop, which waits for running handlers.
-        await self.core.gate.close()
+    async def close(self) -> None:
+        # Bounded: `augure run` must stop within 10 s of SIGINT/SIGTERM (docs/operations.md).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop(), STOP_SECONDS)
+
+    async def _stop(self) -> None:
+        # The lifespan has already stopped background work and rejected what waited for a
+        # button: a turn blocked on approval would hold up python-telegram-bot's stop, which
+        # waits for running handlers.
         for task in self._background:
             task.cancel()
         if self.application.updater and self.application.updater.running:
@@ -236,7 +226,7 @@ class TelegramBot:
         the owner's private chat only, elsewhere by one line saying so (docs/security.md)."""
 
         async def guarded(update: Update, context: Context) -> None:
-            if in_owners_private_chat(update, self.core.config.owner_chat):
+            if in_owners_private_chat(update, self.config.owner_chat):
                 await handler(update, context)
             else:
                 await self._say(update, OWNER_ONLY.format(command=command))
@@ -294,55 +284,55 @@ class TelegramBot:
 
     async def _new(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await self.core.agent.new_conversation(str(update.effective_chat.id))
+        await self.front.new_conversation(str(update.effective_chat.id))
         await self._say(update, "Started a fresh conversation.")
 
     async def _status(self, update: Update, context: Context) -> None:
-        await self._say(update, await status_report(self.core))
+        await self._say(update, await status_report(self.front))
 
     async def _approvals(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await approvals_command(self.core, self.delivery, update.effective_chat.id)
+        await approvals_command(self.front, self.delivery, update.effective_chat.id)
 
     async def _button(self, update: Update, context: Context) -> None:
-        await on_button(self.core, update, context)
+        await on_button(self.front, update, context)
 
     async def _persona(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
         await persona_command(
-            self.core, self.delivery, update.effective_chat.id, context.args or []
+            self.front, self.delivery, update.effective_chat.id, context.args or []
         )
 
     async def _dashboard(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
         private = update.effective_chat.type == ChatType.PRIVATE
-        await self._say(update, dashboard_reply(self.core, private))
+        await self._say(update, dashboard_reply(self.front, private))
 
     async def _persona_button(self, update: Update, context: Context) -> None:
-        await on_persona_button(self.core, update, context)
+        await on_persona_button(self.front, update, context)
 
     async def _tasks(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await tasks_command(self.core, self.delivery, update.effective_chat.id)
+        await tasks_command(self.front, self.delivery, update.effective_chat.id)
 
     async def _task_button(self, update: Update, context: Context) -> None:
-        await on_cancel_button(self.core, update, context)
+        await on_cancel_button(self.front, update, context)
 
     async def _jobs(self, update: Update, context: Context) -> None:
-        await self._say(update, await jobs_report(self.core))
+        await self._say(update, await jobs_report(self.front))
 
     async def _pause(self, update: Update, context: Context) -> None:
-        await self.core.scheduler.set_paused(True)
+        await self.front.pause_jobs(True)
         await self._say(
             update, "Scheduled jobs paused; chatting still works. /resume restarts them."
         )
 
     async def _resume(self, update: Update, context: Context) -> None:
-        await self.core.scheduler.set_paused(False)
+        await self.front.pause_jobs(False)
         await self._say(update, "Scheduled jobs resumed.")
 
     async def _skills(self, update: Update, context: Context) -> None:
-        await self._say(update, await skills_report(self.core))
+        await self._say(update, await skills_report(self.front))
 
     async def _say(self, update: Update, text: str) -> None:
         assert update.effective_chat is not None
@@ -369,51 +359,52 @@ class TelegramBot:
     async def _photo(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        await self._converse(message.chat_id, await photo_content(message, self.core.config.home))
+        await self._converse(message.chat_id, await photo_content(message, self.config.home))
 
     async def _document(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        await self._converse(message.chat_id, await document_text(message, self.core.config.home))
+        await self._converse(message.chat_id, await document_text(message, self.config.home))
 
     async def _voice(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
         try:
             async with self.delivery.typing(message.chat_id):
-                heard = await self.core.llm.transcribe(*await voice_bytes(message))
+                heard = await self.front.transcribe(*await voice_bytes(message))
         except LLMError as exc:
             told = f"I could not listen to that voice note: {exc}."
             await self.delivery.send_text(message.chat_id, told)
             return
         await self._converse(message.chat_id, f"[Voice note, transcribed]: {heard}")
 
-    async def _converse(self, chat_id: int, content: Content) -> None:
+    async def _converse(self, chat_id: int, content: Any) -> None:
         """One turn: typing while it works, the answer streamed or sent, then artifacts."""
-        agent, turn_id = self.core.agent, new_id()
+        front = self.front
+        turn_id = front.new_turn_id()
         stream = None
         if self.streaming:
 
             async def shown(message_id: int, text: str) -> None:
-                await self.core.store.turn_preview(turn_id, message_id, text)
+                await front.preview_shown(turn_id, message_id, text)
 
             stream = StreamingReply(self.delivery, chat_id, shown)
         async with self.delivery.typing(chat_id):
-            reply = await agent.handle(str(chat_id), content, stream=stream, turn_id=turn_id)
+            reply = await front.converse(str(chat_id), content, stream=stream, turn_id=turn_id)
         if stream is not None:
             await stream.finish(reply.text)
         else:
             await self.delivery.send_markdown(chat_id, reply.text)
-        await agent.delivered(turn_id)
+        await front.delivered(turn_id)
         for artifact in reply.artifacts:
             await self.channel.deliver(str(chat_id), artifact)
 
     async def _usage(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await self._say(update, await usage_report(self.core, str(update.effective_chat.id)))
+        await self._say(update, await usage_report(self.front, str(update.effective_chat.id)))
 
     async def _memory(self, update: Update, context: Context) -> None:
-        await self._say(update, memory_report(self.core))
+        await self._say(update, memory_report(self.front))
 
     async def _error(self, update: object, context: Context) -> None:
         error = context.error
@@ -453,8 +444,7 @@ def _start_failure(exc: Exception, config: Config) -> str:
     return f"cannot start the Telegram bot ({detail}); check {token_from} and {url_from}"
 
 
-# docs/reference/commands.md#augure-run: `augure run` stops within 10 s of SIGINT/SIGTERM
-STOP_SECONDS = 8.0
+STOP_SECONDS = 8.0  # within the 10 s `augure run` has to stop (docs/operations.md)
 
 
 async def serve(
@@ -466,7 +456,6 @@ async def serve(
     """`augure run`: the bot until `stop` is set, with `companions` (the dashboard) served
     beside it. Raises UsageError when it cannot start."""
     from augure import startup
-    from augure.errors import UsageError
 
     token = config.telegram.token.get_secret_value() if config.telegram.token else ""
     if not token:
@@ -474,30 +463,23 @@ async def serve(
     if not config.telegram.allowed_users:
         log.warning("AUGURE_ALLOWED_USERS is empty: the bot will answer nobody but with their id")
     home_lock = HomeLock(config.home)
+    channel = TelegramChannel(config, build_application(config, token))
+    bot = TelegramBot(config=config, channel=channel, home_lock=home_lock)
+    running = Augure.running(
+        config,
+        approvers=[channel],
+        notifier=channel,
+        progress=channel.progress,
+        extra_tools=extra_tools,
+        inbound=bot,
+        companions=companions,
+        home_lock=home_lock,
+    )
     try:
-        home_lock.acquire()
-        bot = await TelegramBot.open(config, token, extra_tools, home_lock, companions)
+        async with running as front:
+            log.info(startup.summary(config, front.tools(), bot.application.bot.username))
+            log.info("Augure is running; stop with Ctrl-C")
+            await stop.wait()
+            log.info("stopping")
     except (HomeError, StateError) as exc:
-        home_lock.release()
         raise UsageError(str(exc)) from None
-    core = bot.core
-    try:
-        try:
-            await bot.start()
-        except Exception as exc:
-            raise UsageError(_start_failure(exc, config)) from None
-        await core.scheduler.start()
-        core.heartbeat.start()
-        for companion in companions:
-            await companion.start(core)
-        log.info(startup.summary(config, core.registry, bot.application.bot.username))
-        log.info("Augure is running; stop with Ctrl-C")
-        await stop.wait()
-        log.info("stopping")
-    finally:
-        for companion in companions:
-            await companion.stop()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(bot.stop(), STOP_SECONDS)
-        await core.close()
-        home_lock.release()

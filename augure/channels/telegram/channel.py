@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from telegram.ext import Application
 
-from augure.approval.gate import ApprovalRequest, Decide, Verdict
 from augure.channels.base import Channel
 from augure.channels.telegram.approvals import TelegramApprover
 from augure.channels.telegram.delivery import Delivery
@@ -14,7 +13,7 @@ from augure.channels.telegram.media import send_artifacts
 from augure.channels.telegram.progress import telegram_board
 from augure.channels.telegram.streaming import StreamingReply
 from augure.config import Config
-from augure.tools.base import Artifact
+from augure.ports import ApprovalRequest, Attachment, Decide, Verdict
 
 
 class TelegramChannel:
@@ -42,7 +41,7 @@ class TelegramChannel:
         reply = StreamingReply(self.delivery, self.chat(chat_id), message_id=message_id)
         await reply.finish(markdown)
 
-    async def deliver(self, chat_id: str, artifact: Artifact) -> None:
+    async def deliver(self, chat_id: str, artifact: Attachment) -> None:
         await send_artifacts(self.delivery, self.chat(chat_id), [artifact])
 
     async def present(self, request: ApprovalRequest, decide: Decide) -> dict[str, Any]:

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import time
 from zoneinfo import ZoneInfo
 
 from telegram import Update
 from telegram.constants import ChatType
 
-from augure import __version__
-from augure.app import Core
+from augure.front import Front
 from augure.limits import describe
 from augure.scheduler.service import local
 
@@ -67,43 +65,37 @@ def in_owners_private_chat(update: Update, owner_chat: str | None) -> bool:
     )
 
 
-async def status_report(core: Core) -> str:
-    uptime = int(time.time() - core.started_at)
-    hours, rest = divmod(uptime, 3600)
-    tools = core.registry.list()
-    scheduler = core.scheduler
-    zone = ZoneInfo(scheduler.zone)
-    jobs = await scheduler.jobs()
-    pending = await core.audit.listing(approval_status="pending")
+async def status_report(front: Front) -> str:
+    status = await front.status()
+    hours, rest = divmod(status.uptime_seconds, 3600)
+    zone = ZoneInfo(status.zone)
+    jobs = status.jobs
     lines = [
-        f"Augure {__version__}",
-        f"Model: {core.llm.model}",
+        f"Augure {status.version}",
+        f"Model: {status.model}",
         f"Uptime: {hours}h {rest // 60}m {rest % 60}s",
-        f"Tools: {len(tools)} ({', '.join(t.name for t in tools)})",
-        f"Pending approvals: {len(pending)}",
-        f"Scheduler: {'paused' if await scheduler.paused() else 'active'}, "
+        f"Tools: {len(status.tools)} ({', '.join(status.tools)})",
+        f"Pending approvals: {status.pending_approvals}",
+        f"Scheduler: {'paused' if status.paused else 'active'}, "
         f"{len(jobs)} job(s)"
         + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
     ]
-    # docs/reference/limits.md#seeing-todays-use: each with today's use
-    limits = await core.executor.limits.usage()
-    lines += ["Limits:", *(f"• {describe(use)}" for use in limits)] if limits else []
-    mcp = core.mcp.status_line() if core.mcp else None
-    lines += [core.redact(mcp)] if mcp else []  # a server's error may quote a secret
+    # Each limit with today's use (docs/limits.md).
+    lines += ["Limits:", *(f"• {describe(use)}" for use in status.limits)] if status.limits else []
+    lines += [status.mcp] if status.mcp else []
     return "\n".join(lines)
 
 
-async def jobs_report(core: Core) -> str:
-    scheduler = core.scheduler
-    zone = ZoneInfo(scheduler.zone)
-    jobs = await scheduler.jobs()
-    state = "paused" if await scheduler.paused() else "active"
-    lines = [f"Scheduler: {state} ({scheduler.zone})"]
-    lines += [f"• {job.describe(zone)}" for job in jobs] or ["No scheduled jobs."]
+async def jobs_report(front: Front) -> str:
+    listed = await front.jobs()
+    zone = ZoneInfo(listed.zone)
+    state = "paused" if listed.paused else "active"
+    lines = [f"Scheduler: {state} ({listed.zone})"]
+    lines += [f"• {job.describe(zone)}" for job in listed.jobs] or ["No scheduled jobs."]
     return "\n".join(lines)
 
 
-def memory_report(core: Core) -> str:
-    files = core.memory.list()
+def memory_report(front: Front) -> str:
+    files = front.memory_files()
     lines = [f"{name} — {size} bytes" for name, size in files] or ["Memory is empty."]
     return "Memory files:\n" + "\n".join(lines)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from augure.app import Core
+from augure.front import Front
 
 OFF = (
     "The dashboard is not running. Set [dashboard] enabled = true in augure.toml and restart "
@@ -11,10 +11,10 @@ OFF = (
 PRIVATE_ONLY = "I send dashboard login links only in our private chat."
 
 
-def dashboard_reply(core: Core, private: bool) -> str:
+def dashboard_reply(front: Front, private: bool) -> str:
     if not private:  # a link in a group would let every member log in
         return PRIVATE_ONLY
-    url = core.logins.login_url()
+    url = front.login_link()
     if url is None:
         return OFF
     return f"Your dashboard login link (works once, for 10 minutes):\n{url}"

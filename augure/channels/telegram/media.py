@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 import time
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from telegram import Message
 
 from augure.channels.telegram.delivery import Delivery
-from augure.tools.base import Artifact
+from augure.ports import Attachment
 
 CAPTION_LIMIT = 1024
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -69,7 +70,7 @@ async def voice_bytes(message: Message) -> tuple[bytes, str]:
     return data, (message.audio and message.audio.file_name) or "audio"
 
 
-async def send_artifacts(delivery: Delivery, chat_id: int, artifacts: list[Artifact]) -> None:
+async def send_artifacts(delivery: Delivery, chat_id: int, artifacts: Sequence[Attachment]) -> None:
     """Images as photos, everything else as documents, captions within Telegram's limit."""
     bot = delivery.bot
     for artifact in artifacts:

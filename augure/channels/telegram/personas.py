@@ -8,8 +8,8 @@ from functools import partial
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
-from augure.app import Core
 from augure.channels.telegram.delivery import Delivery
+from augure.front import Front
 
 PREFIX = "ps:"  # callback data of the persona buttons
 OFF = "off"
@@ -19,17 +19,15 @@ NONE_YET = (
 )
 
 
-async def persona_command(core: Core, delivery: Delivery, chat_id: int, args: list[str]) -> None:
-    personas = core.agent.personas
-    assert personas is not None, "the core always builds the personas"
-    names = personas.names()
+async def persona_command(front: Front, delivery: Delivery, chat_id: int, args: list[str]) -> None:
+    names = front.personas()
     if args:
-        await delivery.send_text(chat_id, await switch(core, str(chat_id), args[0]))
+        await delivery.send_text(chat_id, await switch(front, str(chat_id), args[0]))
         return
     if not names:
         await delivery.send_text(chat_id, NONE_YET)
         return
-    active = await personas.active(str(chat_id))
+    active = await front.persona(str(chat_id))
     rows = [
         [InlineKeyboardButton(("✓ " if name == active else "") + name, callback_data=PREFIX + name)]
         for name in names[:50]
@@ -42,26 +40,27 @@ async def persona_command(core: Core, delivery: Delivery, chat_id: int, args: li
     )
 
 
-async def switch(core: Core, chat_id: str, name: str) -> str:
-    personas = core.agent.personas
-    assert personas is not None
+async def switch(front: Front, chat_id: str, name: str) -> str:
+    names = front.personas()
     if name == OFF:
-        await personas.choose(chat_id, None)
+        await front.set_persona(chat_id, None)
         return "This chat has no persona now."
-    if name not in personas.names():
-        known = ", ".join(personas.names()) or "none"
+    if name not in names:
+        known = ", ".join(names) or "none"
         return f"There is no persona {name!r}; available: {known}."
-    await personas.choose(chat_id, name)
+    await front.set_persona(chat_id, name)
     return f"Persona for this chat: {name}."
 
 
-async def on_persona_button(core: Core, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_persona_button(
+    front: Front, update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> None:
     query = update.callback_query
     assert query is not None and query.data is not None
     message = query.message
     if message is None:
         await query.answer("That message is too old; send /persona again.")
         return
-    said = await switch(core, str(message.chat.id), query.data.removeprefix(PREFIX))
+    said = await switch(front, str(message.chat.id), query.data.removeprefix(PREFIX))
     await query.answer(said)
     await query.edit_message_text(said)  # also removes the buttons

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from augure.app import Core
+from augure.front import Front
 
 
-async def skills_report(core: Core) -> str:
-    listed = await core.skills.files.listing()
+async def skills_report(front: Front) -> str:
+    listed = await front.skills()
     if not listed:
         return "No skills yet. Ask me to create one, or install one from the hub."
     lines = ["Skills:"]

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from augure.app import Core
 from augure.config import LLMConfig
+from augure.front import Front
 
 PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")
 
@@ -27,15 +25,12 @@ def period(label: str, totals: dict[str, int], llm: LLMConfig) -> str:
     )
 
 
-async def usage_report(core: Core, chat_id: str) -> str:
-    last = await core.store.last_usage(chat_id)
+async def usage_report(front: Front, chat_id: str) -> str:
+    usage = await front.usage(chat_id)
+    last, today, total = usage.last, usage.today, usage.total
     if last is None:
         return "No usage recorded yet."
-    zone = ZoneInfo(core.config.zone)
-    midnight = datetime.now(zone).replace(hour=0, minute=0, second=0, microsecond=0)
-    today = await core.store.usage_totals(since=midnight.timestamp())
-    total = await core.store.usage_totals()
-    llm = core.config.llm
+    llm = front.config.llm
     breakdown = json.loads(last["breakdown"] or "{}")
     shares = ", ".join(f"{part.replace('_', ' ')} ~{breakdown.get(part, 0)}" for part in PARTS)
     lines = [

@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from augure.approval.gate import Decision
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page, back
+from augure.ports import Decision
 
 DECIDED_BY = "dashboard"
 
@@ -30,7 +30,7 @@ def shown_arguments(raw: str) -> str:
 
 def routes(dash: Dash) -> list[Route]:
     async def listing(request: Request, session: Session) -> Response:
-        pending = await dash.core.audit.listing(approval_status="pending", limit=200)
+        pending = await dash.front.pending_approvals(limit=200)
         for row in pending:
             row["shown"] = shown_arguments(row["input"])
         return dash.render(request, "approvals.html", session, pending=pending)
@@ -39,7 +39,7 @@ def routes(dash: Dash) -> list[Route]:
         invocation_id = request.path_params["id"]
         approve = request.path_params["decision"] == "approve"
         reason = str(form.get("reason") or "").strip()[:500] or None
-        verdict = await dash.core.gate.decide(
+        verdict = await dash.front.decide(
             invocation_id,
             Decision.APPROVED if approve else Decision.REJECTED,
             DECIDED_BY,

@@ -7,11 +7,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from augure.dashboard import queries
 from augure.dashboard.auth import Session
 from augure.dashboard.pages.approvals import shown_arguments
 from augure.dashboard.web import Dash, Page
-from augure.store.audit import STATUSES
+from augure.front import INVOCATION_FILTERS, INVOCATION_STATUSES
 
 # Who starts work (the first link of an origin chain); the filter shows what each started.
 ORIGINS = ("chat", "job", "heartbeat", "dashboard", "cli")
@@ -20,21 +19,21 @@ ORIGINS = ("chat", "job", "heartbeat", "dashboard", "cli")
 def routes(dash: Dash) -> list[Route]:
     async def listing(request: Request, session: Session) -> Response:
         query = request.query_params
-        filters = {name: query.get(name, "") for name in queries.FILTERS}
-        page = await queries.invocations(dash.core.store, filters, query.get("after"))
+        filters = {name: query.get(name, "") for name in INVOCATION_FILTERS}
+        page = await dash.front.invocations(filters, query.get("after"))
         return dash.render(
             request,
             "invocations.html",
             session,
             page=page,
             filters=filters,
-            tools=await queries.tool_names(dash.core.store),
-            statuses=STATUSES,
+            tools=await dash.front.tool_names(),
+            statuses=INVOCATION_STATUSES,
             origins=ORIGINS,
         )
 
     async def detail(request: Request, session: Session) -> Response:
-        record = await dash.core.audit.get(request.path_params["id"])
+        record = await dash.front.invocation(request.path_params["id"])
         if record is None:
             return dash.render(request, "missing.html", session, status=404)
         record["shown"] = shown_arguments(record["input"])

@@ -13,14 +13,15 @@ from starlette.routing import Route
 
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page, back
-from augure.scheduler.service import JobError, local
+from augure.scheduler.service import local
 
 
 def routes(dash: Dash) -> list[Route]:
-    scheduler = dash.core.scheduler
+    front = dash.front
 
     async def listing(request: Request, session: Session) -> Response:
-        zone = ZoneInfo(scheduler.zone)
+        listed = await front.jobs()
+        zone = ZoneInfo(listed.zone)
         jobs = [
             {
                 "job": job,
@@ -29,37 +30,32 @@ def routes(dash: Dash) -> list[Route]:
                 if job.last_run
                 else "never",
             }
-            for job in await scheduler.jobs()
+            for job in listed.jobs
         ]
-        paused = await scheduler.paused()
         return dash.render(
-            request, "jobs.html", session, jobs=jobs, paused=paused, zone=scheduler.zone
+            request, "jobs.html", session, jobs=jobs, paused=listed.paused, zone=listed.zone
         )
 
     async def pause(request: Request, session: Session, form: FormData) -> Response:
-        await scheduler.set_paused(True)
+        await front.pause_jobs(True)
         return back("/jobs", "paused")
 
     async def resume(request: Request, session: Session, form: FormData) -> Response:
-        await scheduler.set_paused(False)
+        await front.pause_jobs(False)
         return back("/jobs", "resumed")
 
     async def pause_one(request: Request, session: Session, form: FormData) -> Response:
-        try:
-            await scheduler.pause_job(request.path_params["id"])
-        except JobError:
+        if not await front.pause_job(request.path_params["id"], True):
             return back("/jobs", "gone")
         return back("/jobs", "job-paused")
 
     async def resume_one(request: Request, session: Session, form: FormData) -> Response:
-        try:
-            await scheduler.resume_job(request.path_params["id"])
-        except JobError:
+        if not await front.pause_job(request.path_params["id"], False):
             return back("/jobs", "gone")
         return back("/jobs", "job-resumed")
 
     async def run_now(request: Request, session: Session, form: FormData) -> Response:
-        requested = await scheduler.request_run(request.path_params["id"], "dashboard")
+        requested = await front.run_job_now(request.path_params["id"], "dashboard")
         return back("/jobs", "requested" if requested else "gone")
 
     return [

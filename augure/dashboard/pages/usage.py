@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from zoneinfo import ZoneInfo
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from augure.config import LLMConfig
-from augure.dashboard import queries
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page
+from augure.front import Day
 
 DAYS = 30
 CHART_WIDTH, CHART_HEIGHT = 720, 200
@@ -39,7 +38,7 @@ class Bar:
     label: str  # the bar's tooltip
 
 
-def bars(days: list[queries.Day], llm: LLMConfig) -> list[Bar]:
+def bars(days: list[Day], llm: LLMConfig) -> list[Bar]:
     peak = max((day.tokens for day in days), default=0) or 1
     slot = CHART_WIDTH / max(len(days), 1)
     drawn = []
@@ -59,8 +58,8 @@ def bars(days: list[queries.Day], llm: LLMConfig) -> list[Bar]:
 
 def routes(dash: Dash) -> list[Route]:
     async def usage(request: Request, session: Session) -> Response:
-        llm = dash.core.config.llm
-        days = await queries.usage_per_day(dash.core.store, ZoneInfo(dash.core.config.zone), DAYS)
+        llm = dash.front.config.llm
+        days = await dash.front.usage_per_day(DAYS)
         rows = [(day, cost(llm, day.prompt_tokens, day.completion_tokens)) for day in days]
         return dash.render(
             request,

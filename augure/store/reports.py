@@ -1,4 +1,4 @@
-"""The dashboard's reads of state.db: pages of invocations and usage per day.
+"""Reads of state.db for the reports channels render: pages of invocations, usage per day.
 
 A page of invocations is a keyset range (created_at, rowid) walked newest first down the index
 of the one filter in use, so its cost does not grow with the number of records.

@@ -1,0 +1,28 @@
+"""Cores a test opens through the one lifespan (augure.lifespan), all closed at its end."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from typing import Any
+
+from augure.app import Core
+from augure.config import Config
+from augure.lifespan import Augure
+
+
+class Cores:
+    def __init__(self) -> None:
+        self.stack = AsyncExitStack()
+        self.opened: list[Core] = []
+
+    async def open(self, config: Config, **wiring: Any) -> Core:
+        front = await self.stack.enter_async_context(Augure.running(config, **wiring))
+        assert front.core is not None
+        self.opened.append(front.core)
+        return front.core
+
+    async def close(self) -> None:
+        await self.stack.aclose()
+
+    def __len__(self) -> int:
+        return len(self.opened)
