@@ -18,8 +18,7 @@ from typing import Any
 from augure.agent.turn import ChatModel
 from augure.agent_settings import AgentSpec
 from augure.llm import LLMError
-from augure.tools.base import Artifact, RunContext, Tool, ToolResult
-from augure.tools.registry import ToolRegistry
+from augure.tools.base import Artifact, Catalogue, RunContext, Tool, ToolResult
 from augure.tools.result import relayed_source
 
 # Never offered to a subagent: `task` (no recursion) and `load_tools` (its schemas are all
@@ -38,7 +37,7 @@ def origin(name: str) -> str:
 
 
 def agent_tools(
-    registry: ToolRegistry, patterns: Collection[str], within: Collection[str] | None = None
+    registry: Catalogue, patterns: Collection[str], within: Collection[str] | None = None
 ) -> list[Tool]:
     """The registry's tools matching the agent's globs, minus EXCLUDED, and within the
     caller's own allowed tools (a subagent never reaches more than its caller could)."""

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from augure.codemode import runtime, stubs
-from augure.tools.base import Artifact, RunContext, Tool, ToolResult, compact_schema, tool
+from augure.tools.base import (
+    Artifact,
+    Catalogue,
+    RunContext,
+    Tool,
+    ToolResult,
+    compact_schema,
+    tool,
+)
 from augure.tools.result import Status, relayed_source
 
 if TYPE_CHECKING:
@@ -53,7 +61,7 @@ class CodeRun:
     artifacts: list[Artifact] = field(default_factory=list)
 
 
-def api_tools(registry: ToolRegistry, allowed: Collection[str] | None = None) -> list[Tool]:
+def api_tools(registry: Catalogue, allowed: Collection[str] | None = None) -> list[Tool]:
     """The tools a snippet may call: the registry's, minus EXCLUDED, within `allowed`."""
     return [
         t

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from augure.llm import LLMResponse
     from augure.memory.store import MemoryStore
     from augure.store.db import Store
-    from augure.tools.registry import ToolRegistry
 
 
 class Egress(StrEnum):
@@ -40,6 +39,19 @@ Risk = Literal["low", "high"]
 Mode = Literal["direct", "stateful"]
 
 
+class Catalogue(Protocol):
+    """What a tool that reaches other tools (code mode, subagents, load_tools) reads of the
+    registry. A protocol here, so that this module never imports the registry built on it."""
+
+    def get(self, name: str) -> Tool | None: ...
+
+    def list(self) -> list[Tool]: ...
+
+    def description(self, tool: Tool) -> str: ...
+
+    def schema(self, tool: Tool) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What a tool may use: the app's services, built once, and the `Caller` of this call —
@@ -50,7 +62,7 @@ class RunContext:
     memory: MemoryStore
     store: Store
     caller: Caller = field(default_factory=Caller)
-    registry: ToolRegistry | None = None
+    registry: Catalogue | None = None
     scheduler: Any = None
     # What the owner saw and approved (the preview, e.g. an install's files): the tool runs
     # exactly that, never a fresh fetch of it.
