@@ -56,6 +56,13 @@ RunSkill = Callable[[str, tuple[str, ...]], Awaitable[str]]  # (skill id, chain)
 SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
 
 
+FAILED_RUN = (
+    "The job could not finish: something went wrong on my side while it ran. The details "
+    "are in the log (logs/augure.log in the home). A recurring job runs again at its next "
+    "time; `augure jobs run ID` runs it now."
+)
+
+
 class Scheduler:
     def __init__(
         self,
@@ -369,9 +376,11 @@ class Scheduler:
                 reply = await self.run_skill(skill, chain)
             else:
                 reply = await self.run_turn(f"job:{job.id}", job.prompt, chain)
-        except Exception as exc:
+        except Exception:
             log.exception("job %s failed", job.id)
-            reply = f"The job failed: {type(exc).__name__}: {exc}"
+            # The owner reads this in the chat: what happened and where to look, never an
+            # exception's class or text (it may quote what the job was handling).
+            reply = FAILED_RUN
         if manual or job.cron:
             await self._outcome(job.id, scheduled, "ok")
         await self.db.execute(

@@ -351,3 +351,29 @@ async def test_run_now_runs_a_paused_job_and_keeps_it_paused(store: Store) -> No
     assert await tick(made) == 1 and world.turns == [("job:morning", "p")]
     after = await made.get("morning")
     assert after is not None and after.paused
+
+
+async def test_a_job_that_crashes_tells_the_owner_what_happened_without_a_class_name(
+    store: Store,
+) -> None:
+    clock, world = Clock(), World()
+
+    async def crashing_turn(conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
+        raise KeyError("internal detail")
+
+    made = Scheduler(
+        store=store,
+        run_turn=crashing_turn,
+        default_zone="Europe/Paris",
+        misfire_grace_seconds=60,
+        owner_chat="1001",
+        clock=clock,
+        notifier=world,
+    )
+    job = await made.create(prompt="brief me", chat_id="42", cron="0 14 * * *")
+    clock.advance(hours=1)
+    assert await tick(made) == 1
+    [(chat, text)] = world.delivered
+    assert chat == "42" and job.id in text
+    assert "KeyError" not in text and "internal detail" not in text
+    assert "could not finish" in text and "log" in text
