@@ -30,6 +30,8 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     yield await _telegram(config)
     yield await _browser(config)
     yield await _sandbox(config)
+    if config.sandbox.backend == "bwrap":
+        yield _seccomp()
     if not config.telegram.allowed_users:
         yield Check("allowlist", False, "AUGURE_ALLOWED_USERS is empty: nobody may chat", False)
     else:
@@ -107,6 +109,20 @@ async def _sandbox(config: Config) -> Check:
     except Exception as exc:
         return Check("sandbox", False, _short(exc, config), required=False)
     return Check("sandbox", ok, detail, required=False)
+
+
+def _seccomp() -> Check:
+    """bwrap runs commands without the filter when libseccomp is missing, so the sandbox line
+    alone would read "ok": this line says what is lost."""
+    from augure.sandbox import libseccomp, seccomp
+
+    try:
+        seccomp.program()
+    except seccomp.SeccompUnavailable as exc:
+        lost = "the sandbox runs without its system call filter"
+        return Check("seccomp", False, f"{exc}: {lost}", required=False)
+    made = f"libseccomp {libseccomp.version()} builds the sandbox's system call filter"
+    return Check("seccomp", True, made, required=False)
 
 
 async def _browser(config: Config) -> Check:
