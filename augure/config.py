@@ -34,8 +34,8 @@ from pydantic_settings import (
 from augure import tool_settings
 from augure.agent_settings import AgentsConfig
 from augure.config_keys import Keys
-from augure.heartbeat import HeartbeatConfig
-from augure.limits import Profile
+from augure.heartbeat_settings import HeartbeatConfig
+from augure.limit_settings import Profile
 from augure.mcp_settings import McpSettings
 
 
@@ -205,7 +205,7 @@ class Config(BaseSettings):
     code_mode: CodeModeConfig = CodeModeConfig()
     skills: SkillsConfig = SkillsConfig()
     tools: ToolsConfig = ToolsConfig()
-    # docs/reference/limits.md; the models are in augure/limits.py
+    # docs/reference/limits.md; the models are in augure/limit_settings.py
     profiles: dict[str, Profile] = {}
     # docs/reference/personas.md#heartbeat, augure/heartbeat.py
     heartbeat: HeartbeatConfig = HeartbeatConfig()

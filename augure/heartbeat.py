@@ -3,8 +3,8 @@ proactive turn over the owner's checklist. It costs nothing when there is nothin
 or missing
 checklist makes no model call; an answer starting with HEARTBEAT_OK sends nothing.
 
-This module sits below `config` (which holds the `[heartbeat]` field): what it runs and
-where it delivers are handed in as callables by the composition root.
+Its settings are `augure/heartbeat_settings.py`; what it runs and where it delivers are
+handed in as callables by the composition root.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import contextlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from augure.heartbeat_settings import HeartbeatConfig, active_window
 
 log = logging.getLogger(__name__)
 
@@ -33,39 +33,11 @@ briefly; that answer is sent to them.
 # Checklist
 
 """
-_HOURS = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
 # What a checklist may hold that asks nothing: an HTML comment (one left open runs to the
 # end, as in CommonMark), and lines that are only a heading, a list mark with or without an
 # empty box, a thematic break (`---`) or a setext underline (`===`).
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _NO_ITEM = re.compile(r"#{1,6}(?:\s.*)?|(?:[-*+]|\d{1,9}[.)])(?:\s*\[[ xX]?\])?|[-*_=\s]*")
-
-
-class HeartbeatConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = False
-    interval_minutes: float = Field(default=30.0, gt=0)
-    # "HH:MM-HH:MM" in the agent timezone; may wrap past midnight ("22:00-06:00").
-    active_hours: str = "08:00-22:00"
-    checklist: str = "heartbeat.md"  # under the memory folder
-
-    @field_validator("active_hours")
-    @classmethod
-    def _valid_hours(cls, value: str) -> str:
-        active_window(value)
-        return value
-
-
-def active_window(text: str) -> tuple[time, time]:
-    match = _HOURS.match(text)
-    if match is None:
-        raise ValueError(f"active_hours must look like 08:00-22:00, not {text!r}")
-    h1, m1, h2, m2 = (int(part) for part in match.groups())
-    if h1 > 23 or h2 > 24 or max(m1, m2) > 59 or (h2 == 24 and m2):  # 24:00 ends a day
-        raise ValueError(f"active_hours has an hour that does not exist: {text!r}")
-    end = time.max if h2 == 24 else time(h2, m2)
-    return time(h1, m1), end
 
 
 class Beat(StrEnum):

@@ -8,8 +8,8 @@ runs: either the call is refused with the text the model gets, or its use is res
 one transaction, so two calls at once cannot both take the last slot. A call that is then
 stopped before running (the owner rejects it) gives its reservation back.
 
-This module sits below `config` (which holds the `profiles` field) and so below the store:
-`LimitCounters` names the three store methods it needs, and the executor hands the store in.
+Its settings are `augure/limit_settings.py`. `LimitCounters` names the three store methods it
+needs, and the executor hands the store in.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from datetime import UTC, datetime
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from augure.caller import Caller
+from augure.limit_settings import Profile, ToolLimit
 
 Clock = Callable[[], datetime]
 # Given a check's index and its use so far (this minute, today, cost today): the refusal
@@ -43,30 +42,6 @@ class LimitCounters(Protocol):
     async def limit_use(
         self, profile: str, glob: str, at: float, day: str
     ) -> tuple[int, int, float]: ...
-
-
-class ToolLimit(BaseModel):
-    """`[profiles.NAME.tools."GLOB"]`: every key is optional; an absent one does not limit."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    per_minute: int | None = Field(default=None, ge=0)
-    per_day: int | None = Field(default=None, ge=0)
-    cost_per_call: float = Field(default=0.0, ge=0)  # USD
-    max_cost_per_day: float | None = Field(default=None, ge=0)  # USD
-    # True makes every matching call ask the owner; false never removes approval.
-    requires_approval: bool = False
-
-
-class Profile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    origins: list[str] = ["*"]
-    tools: dict[str, ToolLimit] = {}
-
-    def binds(self, caller: Caller) -> bool:
-        """Any link of the caller's chain matching any of `origins` (docs/limits.md)."""
-        return caller.binds(self.origins)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from augure.heartbeat import OK, Beat, Heartbeat, HeartbeatConfig
+from augure.heartbeat import OK, Beat, Heartbeat
+from augure.heartbeat_settings import HeartbeatConfig
 
 
 class Owner:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from augure.config import load_config
-from augure.limits import Limits, Profile, ToolLimit
+from augure.limit_settings import Profile, ToolLimit
+from augure.limits import Limits
 from augure.store.db import Store
 
 
