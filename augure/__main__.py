@@ -4,12 +4,12 @@ import os
 import signal
 import sys
 
-from augure.import_guard import collector_paused
+from augure.common.import_guard import collector_paused
 
 
 def main() -> int:
     with collector_paused():  # Augure and its libraries: made once, kept for the run
-        from augure.cli import main as command
+        from augure.cli.main import main as command
 
     try:
         code = command()

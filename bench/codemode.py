@@ -20,16 +20,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from augure.app import build_registry
 from augure.approval.gate import ApprovalGate
-from augure.caller import Caller
 from augure.codemode import runtime
 from augure.codemode.tool import code_mode_schema, execute_code
-from augure.config import load_config
+from augure.common.caller import Caller
+from augure.config.settings import load_config
+from augure.core.app import build_registry
+from augure.host.secrets import Redactor
 from augure.memory.store import MemoryStore
-from augure.secrets import Redactor
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import RunContext
 from augure.tools.executor import Executor
 

@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urljoin, urlparse
 
 import httpx
 
-from augure.store.db import Store
+from augure.store.state import Store
 from bench.common import report
 from tests.e2e.helpers import start_dashboard
 

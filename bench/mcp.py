@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from augure.agent.context import first_sentence
-from augure.app import build_registry
-from augure.config import load_config
+from augure.config.settings import load_config
+from augure.core.app import build_registry
 from augure.mcp.adapter import register
 from augure.mcp.client import McpManager
 from augure.tools.registry import ToolRegistry

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from augure.config import load_config
-from augure.lifespan import Augure
+from augure.config.settings import load_config
+from augure.core.lifespan import Augure
 from tests.fakes.openai import FakeOpenAI, Reply, ToolCall, text
 
 STEPS = 5

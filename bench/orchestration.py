@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from augure.app import Core
-from augure.config import load_config
-from augure.lifespan import Augure
+from augure.config.settings import load_config
+from augure.core.app import Core
+from augure.core.lifespan import Augure
 from augure.tools.base import Egress, RunContext, tool
 from tests.fakes.openai import FakeOpenAI, Reply, ToolCall, text
 

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from augure.caller import Caller
-from augure.config import load_config
+from augure.common.caller import Caller
+from augure.config.settings import load_config
 from augure.memory.store import MemoryStore
 from augure.tools.base import RunContext
 from augure.tools.sandbox_exec import sandbox_exec

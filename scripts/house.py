@@ -28,7 +28,8 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True, order=True)
 class Sized:
-    """A module or a function and its length in lines; `name` is dotted (`augure.app.Core.open`)."""
+    """A module or a function and its length in lines; `name` is dotted
+    (`augure.core.app.build_core`)."""
 
     lines: int
     name: str

@@ -1,13 +1,13 @@
-"""Cores a test opens through the one lifespan (augure.lifespan), all closed at its end."""
+"""Cores a test opens through the one lifespan (augure.core.lifespan), all closed at its end."""
 
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
 from typing import Any
 
-from augure.app import Core
-from augure.config import Config
-from augure.lifespan import Augure
+from augure.config.settings import Config
+from augure.core.app import Core
+from augure.core.lifespan import Augure
 
 
 class Cores:

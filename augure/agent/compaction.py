@@ -10,8 +10,8 @@ from typing import Any
 from augure.agent import history
 from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel
-from augure.llm import LLMError
-from augure.store.db import Store
+from augure.llm.client import LLMError
+from augure.store.state import Store
 from augure.tools.registry import ToolRegistry, outside_sources
 from augure.tools.result import wrap_untrusted
 

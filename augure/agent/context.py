@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from augure.config import Config
+from augure.config.settings import Config
 from augure.memory.store import MemoryStore
 from augure.tools.base import Tool
 

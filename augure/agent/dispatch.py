@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from types import TracebackType
 
-from augure.llm import ToolCallRequest
+from augure.llm.client import ToolCallRequest
 from augure.tools.base import RunContext, ToolResult
 from augure.tools.executor import Executor
 

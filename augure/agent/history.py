@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from augure.agent import tokens
-from augure.store.db import Store
+from augure.store.state import Store
 
 INTERRUPTED = "Error: this call was interrupted (the assistant restarted) and did not complete."
 

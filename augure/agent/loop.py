@@ -14,19 +14,19 @@ from augure.agent import history
 from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt
 from augure.agent.dispatch import Dispatch
+from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnStream
-from augure.caller import Caller, Grants
 from augure.codemode.tool import code_mode_schema
-from augure.config import Config
-from augure.llm import LLMError, LLMResponse, explain, for_owner
+from augure.common.caller import Caller, Grants
+from augure.config.settings import Config
+from augure.host.secrets import Redactor
+from augure.llm.client import LLMError, LLMResponse, explain, for_owner
 from augure.memory.store import MemoryStore
-from augure.personas import Personas
-from augure.secrets import Redactor
 from augure.skills.model import Catalog
 from augure.store.audit import new_id
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import ToolResult
 from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry

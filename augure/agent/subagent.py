@@ -16,8 +16,8 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from augure.agent.turn import ChatModel
-from augure.agent_settings import AgentSpec
-from augure.llm import LLMError
+from augure.config.agents import AgentSpec
+from augure.llm.client import LLMError
 from augure.tools.base import Artifact, Catalogue, RunContext, Tool, ToolResult
 from augure.tools.result import relayed_source
 

@@ -12,7 +12,7 @@ import functools
 from typing import Any
 
 from augure.agent import history
-from augure.caller import Reading
+from augure.common.caller import Reading
 from augure.tools.registry import ToolRegistry, brings_outside
 from augure.tools.result import MARKED, UNTRUSTED_CLOSE
 

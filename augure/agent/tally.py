@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from augure.agent import history, tokens
-from augure.llm import LLMResponse
-from augure.store.db import TurnUsage
+from augure.llm.client import LLMResponse
+from augure.store.state import TurnUsage
 
 
 @dataclass

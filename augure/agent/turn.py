@@ -8,9 +8,9 @@ from typing import Any, Protocol
 from augure.agent import history
 from augure.agent.context import SystemPrompt
 from augure.agent.tally import Tally
-from augure.caller import Caller
-from augure.llm import LLMResponse, TextSink, ToolCallSink
-from augure.store.db import TurnUsage
+from augure.common.caller import Caller
+from augure.llm.client import LLMResponse, TextSink, ToolCallSink
+from augure.store.state import TurnUsage
 from augure.tools.base import Artifact, RunContext
 
 Content = str | list[dict[str, Any]]

@@ -15,11 +15,11 @@ from typing import Any
 
 # What a channel implements and reads lives on the ground floor, where channels reach it
 # without importing the gate; named here too for the gate's many callers.
-from augure.ports import ApprovalRequest as ApprovalRequest
-from augure.ports import Approver as Approver
-from augure.ports import Decide as Decide
-from augure.ports import Decision as Decision
-from augure.ports import Verdict as Verdict
+from augure.common.ports import ApprovalRequest as ApprovalRequest
+from augure.common.ports import Approver as Approver
+from augure.common.ports import Decide as Decide
+from augure.common.ports import Decision as Decision
+from augure.common.ports import Verdict as Verdict
 from augure.store.audit import Audit
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from augure.ports import Approver, Notifier
+from augure.common.ports import Approver, Notifier
 
 
 class Channel(Notifier, Approver, Protocol):

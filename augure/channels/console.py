@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from augure.approval.shown import arguments_text
 from augure.channels.base import Channel
-from augure.front import Front
-from augure.ports import ApprovalRequest, Attachment, Decide, Decision, Verdict
+from augure.common.ports import ApprovalRequest, Attachment, Decide, Decision, Verdict
+from augure.core.front import Front
 
 CHAT_ID = "console"
 PROMPT = "you> "

@@ -14,11 +14,11 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from augure.core.front import Front
 from augure.dashboard.auth import Session, Sessions
 from augure.dashboard.hosts import OwnAddressOnly
 from augure.dashboard.pages import PAGES
 from augure.dashboard.web import Dash, templates
-from augure.front import Front
 
 STATIC = Path(__file__).parent / "static"
 

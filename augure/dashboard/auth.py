@@ -16,7 +16,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from augure.logins import LoginTokens
+from augure.common.logins import LoginTokens
 
 COOKIE = "augure_session"
 SESSION_SECONDS = 12 * 3600.0  # a working day; then a new token from /dashboard or the CLI

@@ -16,12 +16,12 @@ import secrets
 import socket
 from typing import TYPE_CHECKING, Any
 
-from augure.config import DashboardConfig
-from augure.errors import UsageError
-from augure.ports import ApprovalRequest, Decide, Verdict
+from augure.common.errors import UsageError
+from augure.common.ports import ApprovalRequest, Decide, Verdict
+from augure.config.settings import DashboardConfig
 
 if TYPE_CHECKING:
-    from augure.front import Front
+    from augure.core.front import Front
 
 log = logging.getLogger(__name__)
 

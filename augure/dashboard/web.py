@@ -19,8 +19,8 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from augure.approval.shown import visible
+from augure.core.front import Front
 from augure.dashboard.auth import Session, Sessions, guarded, no_store
-from augure.front import Front
 
 TEMPLATES = Path(__file__).parent / "templates"
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
     from mcp_types import Tool as ListedTool
 
-    from augure.config import Config
+    from augure.config.settings import Config
 
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from augure.home import PRIVATE_FOLDER
-from augure.logs import FORMAT, LogRedactor, private_rotating_handler
+from augure.config.mcp import McpServerSettings, McpSettings, expand
+from augure.host.home import PRIVATE_FOLDER
+from augure.host.logs import FORMAT, LogRedactor, private_rotating_handler
+from augure.host.secrets import Redactor
 from augure.mcp.limits import (
     MESSAGE_LIMIT,
     OVER_LIMIT,
@@ -27,8 +29,6 @@ from augure.mcp.limits import (
     megabytes,
 )
 from augure.mcp.stdio import StderrSink
-from augure.mcp_settings import McpServerSettings, McpSettings, expand
-from augure.secrets import Redactor
 
 __all__ = ["McpManager", "McpServer", "OversizedAnswer", "ServerDown"]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from augure.host.secrets import Redactor
 from augure.mcp.adapter import tool_name
 from augure.mcp.client import McpManager
-from augure.secrets import Redactor
 
 if TYPE_CHECKING:
-    from augure.config import Config
+    from augure.config.settings import Config
 
 # A server that has neither started nor failed by then is listed as still starting.
 SETTLE_SECONDS = 30.0

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path, PurePosixPath
 
-from augure import data_files
+from augure.common import data_files
 
 IDENTITY = "identity.md"
 # (file, line number from 1, line); named here because `MemoryStore.list` hides `list` there.

@@ -1,10 +1,14 @@
-"""Where untrusted commands run: bubblewrap (default on Linux) or Docker, chosen by `[sandbox]`."""
+"""Where untrusted commands run: bubblewrap (default on Linux) or Docker, chosen by `[sandbox]`.
+
+May import (docs/architecture.md, "Where things are"): approval, store, llm, host, config,
+common.
+"""
 
 from __future__ import annotations
 
 import shutil
 
-from augure.config import Config
+from augure.config.settings import Config
 from augure.sandbox.base import (
     OUTPUT_CAP,
     ExecResult,

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from augure.ports import Notifier
+from augure.common.ports import Notifier
 from augure.scheduler.jobs import (
     JOB_COLUMNS,
     JOB_ID,
@@ -40,7 +40,7 @@ from augure.scheduler.jobs import (
 from augure.scheduler.jobs import JobError as JobError
 from augure.scheduler.jobs import cron_trigger as cron_trigger
 from augure.scheduler.jobs import local as local
-from augure.store.db import Store
+from augure.store.state import Store
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from augure.config import Config, LLMConfig
-from augure.llm import LLM, LLMError
+from augure.config.settings import Config, LLMConfig
+from augure.llm.client import LLM, LLMError
 from augure.skills.model import (
     SKILL_MD,
     SKILL_PY,

@@ -23,7 +23,7 @@ from urllib.request import url2pathname
 
 import httpx
 
-from augure.netguard import BlockedURL, check_url
+from augure.tools.netguard import BlockedURL, check_url
 
 SKILL_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_ID_LENGTH = 64

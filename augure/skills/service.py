@@ -17,11 +17,11 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
-from augure.caller import Caller
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import api_tools
-from augure.config import Config
-from augure.llm import LLM
+from augure.common.caller import Caller
+from augure.config.settings import Config
+from augure.llm.client import LLM
 from augure.scheduler.service import JobError, Scheduler
 from augure.skills import generate, hub, scan
 from augure.skills.model import (
@@ -38,7 +38,7 @@ from augure.skills.model import (
 )
 from augure.skills.runner import CheckResult, RunResult, check_files, run_skill_code
 from augure.skills.store import SkillRecord, SkillStore, bundled_dir
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import RunContext, ToolResult
 from augure.tools.registry import ToolRegistry
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from augure import data_files
+from augure.common import data_files
 from augure.skills.model import (
     FILES,
     SKILL_MD,
@@ -24,7 +24,7 @@ from augure.skills.model import (
     check_id,
     parse_skill_md,
 )
-from augure.store.db import Store
+from augure.store.state import Store
 
 log = logging.getLogger(__name__)
 

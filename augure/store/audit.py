@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from augure.store.db import Store
+from augure.store.state import Store
 
 STATUSES = (
     "pending",

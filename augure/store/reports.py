@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from augure.store.db import Store
+from augure.store.state import Store
 
 PAGE_SIZE = 50
 FILTERS = ("tool", "status", "origin")

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from augure.store.database import Database
+from augure.store.connection import Database
 
 Status = Literal["running", "done", "failed", "cancelled", "interrupted"]
 STATUSES: tuple[Status, ...] = ("running", "done", "failed", "cancelled", "interrupted")

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from augure.approval.rules import literal
-from augure.caller import Caller
+from augure.common.caller import Caller
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 
 __all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult"]
 
 if TYPE_CHECKING:
-    from augure.config import Config
-    from augure.llm import LLMResponse
+    from augure.config.settings import Config
+    from augure.llm.client import LLMResponse
     from augure.memory.store import MemoryStore
-    from augure.store.db import Store
+    from augure.store.state import Store
 
 
 class Egress(StrEnum):

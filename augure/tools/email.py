@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from augure.config import Config
-from augure.tool_settings import settings_for
+from augure.config.settings import Config
+from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 if TYPE_CHECKING:

@@ -24,14 +24,14 @@ from typing import Any
 from augure.approval.gate import ApprovalGate, ApprovalRequest
 from augure.approval.rules import verdict
 from augure.approval.shown import digest
-from augure.config import Config
-from augure.limits import Limits
-from augure.progress import Outcome, Progress, clean_line
-from augure.secrets import Redactor
+from augure.common.progress import Outcome, Progress, clean_line
+from augure.config.settings import Config
+from augure.host.secrets import Redactor
 from augure.store.audit import Audit, Rule
 from augure.tools import leaks, outputs
 from augure.tools.base import RunContext
 from augure.tools.call import Call, Finish, Gate, Started, Submit, Work, parsed
+from augure.tools.limits import Limits
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Cut, ErrorKind, Status, ToolResult
 

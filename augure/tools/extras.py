@@ -16,7 +16,7 @@ from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from augure.config import Config
+    from augure.config.settings import Config
     from augure.tools.base import RunContext, Tool, ToolResult
 
 

@@ -30,13 +30,13 @@ from pydantic_core import PydanticCustomError
 
 from augure.approval import canonical
 from augure.approval.rules import literal
-from augure.netguard import BlockedURL, Pinned, pin_url
-from augure.tool_settings import settings_for
+from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 from augure.tools.http_render import Response, render
+from augure.tools.netguard import BlockedURL, Pinned, pin_url
 
 if TYPE_CHECKING:
-    from augure.config import Config
+    from augure.config.settings import Config
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 # Checks a hop; a `Pinned` result also says which checked address to connect to.
@@ -261,7 +261,7 @@ def prepare(
 
 
 def preset_secret_name(preset: str, header: str) -> str:
-    """The name a literal preset header value is redacted as (the same in secrets.py)."""
+    """The name a literal preset header value is redacted as (the same in host/secrets.py)."""
     return f"TOOLS_HTTP_PRESETS_{preset}_HEADERS_{header}".upper().replace("-", "_")
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit
 
-from augure.caller import Reading
-from augure.config import ApprovalConfig
+from augure.common.caller import Reading
+from augure.config.settings import ApprovalConfig
 
 # A link from a search listing is the search itself, not a page's choice: not counted.
 SEARCH = "web_search"

@@ -13,7 +13,7 @@ from augure.memory.store import MemoryPathError, MemoryStore
 from augure.tools.base import Egress, RunContext, ToolResult, tool
 
 if TYPE_CHECKING:
-    from augure.config import Config
+    from augure.config.settings import Config
 
 # Enough lines to answer a question, few enough not to flood the model's context.
 MAX_MATCHES = 50

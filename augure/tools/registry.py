@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from augure.tools.base import RunContext, Tool
 
 if TYPE_CHECKING:
-    from augure.config import Config
+    from augure.config.settings import Config
 
 
 class ToolRegistry:

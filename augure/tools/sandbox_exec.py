@@ -1,4 +1,5 @@
-"""`sandbox_exec` and `opencode`: commands and a coding agent, run in the chat's sandbox.
+"""`sandbox_exec`: shell commands run in the chat's sandbox; `opencode` (tools/opencode.py)
+runs its coding agent through the same `run_in_sandbox`.
 
 Both are high risk: every call asks the owner unless a rule covers it. Files persist in the
 chat's workspace (`$AUGURE_HOME/workspaces/<chat>`) from one call to the next.
@@ -6,18 +7,15 @@ chat's workspace (`$AUGURE_HOME/workspaces/<chat>`) from one call to the next.
 
 from __future__ import annotations
 
-import os
-import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from augure.approval.rules import literal
-from augure.config import Config
+from augure.config.settings import Config
 from augure.sandbox import ExecResult, SandboxError, open_sandbox, sandbox_problem, workspace_for
 from augure.tools.base import RunContext, ToolResult, tool
-from augure.tools.opencode import OpencodeSettings
 
 # The sandbox enforces its own wall clock; this only keeps the executor from cutting first.
 TOOL_TIMEOUT = 24 * 3600.0
@@ -37,7 +35,7 @@ def _exec_rule(arguments: Any) -> str | None:
     return f"sandbox_exec:argv={literal(command)}"  # a backslash stays a backslash
 
 
-def _timeout(config: Config, asked: float | None) -> float:
+def sandbox_timeout(config: Config, asked: float | None) -> float:
     limit = config.sandbox.timeout_seconds
     return limit if asked is None or asked <= 0 else min(asked, limit)
 
@@ -59,7 +57,7 @@ def report(result: ExecResult, timeout: float) -> ToolResult:
     return ToolResult.ok(text) if result.exit_code == 0 else ToolResult.error(text)
 
 
-async def _run(
+async def run_in_sandbox(
     ctx: RunContext,
     source: str,
     argv: list[str],
@@ -112,7 +110,7 @@ def _inbox(home: Path, workspace: Path) -> Path | None:
     mode="stateful",  # its latest output line is its progress
     background=True,
     # With `[sandbox] network` on its output may be any server's answer: a history summary
-    # of it stays marked (the result itself carries its source, see `_run`).
+    # of it stays marked (the result itself carries its source, see `run_in_sandbox`).
     relays=True,
 )
 async def sandbox_exec(
@@ -129,71 +127,5 @@ async def sandbox_exec(
     owner enabled it."""
     if not command.strip():
         return ToolResult.error("command is empty")
-    limit = _timeout(ctx.config, timeout)
-    return await _run(ctx, "sandbox_exec", ["/bin/sh", "-c", command], limit)
-
-
-def opencode_problem(config: Config) -> str | None:
-    if not _opencode_command(config):
-        return "set [tools.opencode] command"
-    return sandbox_problem(config)
-
-
-def _opencode_settings(config: Config) -> OpencodeSettings:
-    return OpencodeSettings.model_validate(config.tools.section("opencode"))
-
-
-def _opencode_command(config: Config) -> list[str]:
-    command = _opencode_settings(config).command
-    if isinstance(command, list):
-        return command
-    return shlex.split(command) if command and command.strip() else []
-
-
-def _opencode_args(config: Config) -> list[str]:
-    args = _opencode_settings(config).args
-    return shlex.split(args) if isinstance(args, str) else args
-
-
-@tool(
-    "opencode",
-    risk="high",
-    deferred=True,
-    check=opencode_problem,
-    target=lambda p: f"opencode:task={str(p.task).strip()}",
-    # A coding agent's actions are unbounded whatever the task's wording: always ask.
-    rule=lambda p: None,
-    timeout=TOOL_TIMEOUT,
-    mode="stateful",
-    background=True,
-    relays=True,  # as sandbox_exec: it may pass on what it fetched
-)
-async def opencode(
-    ctx: RunContext,
-    task: Annotated[str, Field(min_length=1, description="what the coding agent should do")],
-    timeout: Annotated[
-        float | None, Field(description="seconds; at most the owner's [sandbox] timeout")
-    ] = None,
-) -> ToolResult:
-    """A coding agent working in the chat's sandbox workspace."""
-    command = _opencode_command(ctx.config)
-    if not command:
-        return ToolResult.error("[NOT CONFIGURED] set [tools.opencode] command")
-    shown = _outside_usr(command[0])
-    # Bound at its real path, so a symlinked install runs by that path inside.
-    program = str(shown[0]) if shown else command[0]
-    argv = [program, *command[1:], *_opencode_args(ctx.config), task]
-    return await _run(ctx, "opencode", argv, _timeout(ctx.config, timeout), shown)
-
-
-def _outside_usr(program: str) -> list[Path]:
-    """The agent's binary when installed outside /usr (e.g. ~/.opencode/bin), shown alone.
-
-    Only the file itself: its folder could be a home directory full of secrets.
-    """
-    if not os.path.isabs(program):
-        return []
-    path = Path(os.path.realpath(program))
-    if path.is_relative_to("/usr") or not path.is_file():
-        return []
-    return [path]
+    limit = sandbox_timeout(ctx.config, timeout)
+    return await run_in_sandbox(ctx, "sandbox_exec", ["/bin/sh", "-c", command], limit)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from augure.tool_settings import settings_for
+from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 if TYPE_CHECKING:
-    from augure.config import Config
+    from augure.config.settings import Config
 
 SNIPPET_CHARS = 300
 DEFAULT_BASE = {"tavily": "https://api.tavily.com", "exa": "https://api.exa.ai"}

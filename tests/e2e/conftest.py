@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from augure.app import Core
 from augure.channels.telegram.bot import TelegramBot, build_application
 from augure.channels.telegram.channel import TelegramChannel
-from augure.config import load_config
-from augure.lifespan import Augure
+from augure.config.settings import load_config
+from augure.core.app import Core
+from augure.core.lifespan import Augure
 from augure.tools.base import Tool
 from tests.fakes.openai import FakeOpenAI
 from tests.fakes.telegram import FakeTelegram

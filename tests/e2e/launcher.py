@@ -6,7 +6,7 @@ import asyncio
 import signal
 
 from augure.channels.telegram.bot import serve
-from augure.config import load_config
+from augure.config.settings import load_config
 from tests.e2e.tools import TEST_TOOLS
 
 

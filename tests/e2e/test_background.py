@@ -18,8 +18,9 @@ from augure.channels.telegram.tasks import NOT_OWNER
 from augure.store.tasks import TaskRow
 from augure.tools.base import RunContext, Tool
 from augure.tools.base import tool as tool_of
+from augure.tools.opencode import opencode
 from augure.tools.result import wrap_untrusted
-from augure.tools.sandbox_exec import opencode, sandbox_exec
+from augure.tools.sandbox_exec import sandbox_exec
 from augure.tools.web_search import web_search
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment

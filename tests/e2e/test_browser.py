@@ -18,13 +18,13 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from augure.config import Config
-from augure.netguard import IPAddress
+from augure.config.settings import Config
 from augure.tools import browser as browser_module
 from augure.tools.base import RunContext
 from augure.tools.browser import Call, act, browser, probe
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 from augure.tools.browser.session import BrowserError, BrowserPool, BrowserSettings, find_executable
+from augure.tools.netguard import IPAddress
 from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram

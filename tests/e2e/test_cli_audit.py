@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from tests.e2e.helpers import augure, environment
 
 INVOCATION_KEYS = {

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.backup import create_backup
+from augure.cli.backup import create_backup
 from tests.e2e.helpers import augure, environment
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from augure import doctor
-from augure.config import Config, load_config
+from augure.cli import doctor
+from augure.config.settings import Config, load_config
 from tests.e2e.conftest import bot_environment
 from tests.e2e.helpers import augure, environment
 from tests.fakes.openai import FakeOpenAI, Reply, error, text

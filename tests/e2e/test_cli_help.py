@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from augure import __version__
-from augure.cli import _parser
+from augure.cli.main import _parser
 from tests.e2e.helpers import augure, environment
 
 

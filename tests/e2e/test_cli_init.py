@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from dotenv import dotenv_values
 
-from augure.config import load_config
+from augure.config.settings import load_config
 from tests.e2e.helpers import augure, environment
 from tests.fakes.openai import FakeOpenAI, error, text
 from tests.fakes.telegram import FakeTelegram

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
-from augure.app import Core
 from augure.channels.telegram.bot import serve
-from augure.config import load_config
+from augure.config.settings import load_config
+from augure.core.app import Core
 from augure.dashboard.server import Dashboard
 from augure.tools.browser.session import BrowserSettings, find_executable
 from tests.e2e import tools as test_tools

@@ -15,9 +15,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from augure.home import HomeLock
+from augure.host.home import HomeLock
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.store.tasks import Tasks
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, delivered, environment, start_dashboard

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from augure.recovery import INTERRUPTED_NOTE, INTERRUPTED_UNSEEN
+from augure.core.recovery import INTERRUPTED_NOTE, INTERRUPTED_UNSEEN
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, environment, launch, until

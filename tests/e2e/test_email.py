@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from augure.config import Config
+from augure.config.settings import Config
 from augure.tools.base import RunContext, Tool
 from augure.tools.email import NOT_CONFIGURED, email_tool
 from tests.e2e.conftest import OWNER, Bot

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from augure.channels.console import ConsoleChannel, chat
-from augure.config import load_config
-from augure.lifespan import Augure
-from augure.secrets import RedactingFilter
+from augure.config.settings import load_config
+from augure.core.lifespan import Augure
+from augure.host.secrets import RedactingFilter
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment

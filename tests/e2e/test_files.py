@@ -12,8 +12,8 @@ from typing import Any, cast
 
 import pytest
 
-from augure.caller import Caller
-from augure.config import load_config
+from augure.common.caller import Caller
+from augure.config.settings import load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox import workspace_name
 from augure.tools.base import RunContext, ToolResult

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from augure import __version__
-from augure.config_template import render
+from augure.config.template import render
 from tests.e2e.helpers import augure, environment
 
 ROOT = Path(__file__).resolve().parents[2]

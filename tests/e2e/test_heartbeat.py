@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from augure.heartbeat import OK, Beat
+from augure.scheduler.heartbeat import OK, Beat
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import delivered, hello
 from tests.fakes.openai import text

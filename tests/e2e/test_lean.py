@@ -33,7 +33,7 @@ OPTIONAL = (
 def loaded_at_start() -> list[str]:
     """What `augure run` imports before its first getUpdates, in a fresh interpreter."""
     probe = (
-        "import sys, augure.cli, augure.app, augure.channels.telegram.bot; "
+        "import sys, augure.cli.main, augure.core.app, augure.channels.telegram.bot; "
         "print(__import__('json').dumps(sorted(sys.modules)))"
     )
     output = subprocess.run(
@@ -101,7 +101,8 @@ def test_the_openai_client_is_built_without_aiohttp() -> None:
     pytest.importorskip("aiohttp", reason="aiohttp not installed: nothing to keep out")
     # The SDK loads it (~7 MB) only for an alternative HTTP client, which Augure never uses.
     probe = (
-        "import sys; from augure.config import LLMConfig; from augure.llm import LLM; "
+        "import sys; from augure.config.settings import LLMConfig; "
+        "from augure.llm.client import LLM; "
         "LLM(LLMConfig(base_url='http://127.0.0.1:9/v1')).client; "
         "print('aiohttp' in sys.modules, end=' '); import aiohttp; print('importable')"
     )

@@ -16,10 +16,10 @@ from typing import Any
 import psutil
 import pytest
 
-from augure import doctor
-from augure.config import ConfigError, load_config
+from augure.cli import doctor
+from augure.config.settings import ConfigError, load_config
+from augure.host.secrets import Redactor
 from augure.mcp.client import McpServer
-from augure.secrets import Redactor
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import (
     approval_message,

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from augure import doctor
-from augure.config import LLMConfig, load_config
-from augure.llm import LLM, Fault, LLMError
+from augure.cli import doctor
+from augure.config.settings import LLMConfig, load_config
+from augure.llm.client import LLM, Fault, LLMError
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, environment
 from tests.fakes.openai import FakeOpenAI, Reply, error, quota_exhausted, text, too_long

@@ -13,11 +13,11 @@ from typing import Any, cast
 
 import pytest
 
-from augure.caller import Caller
 from augure.channels.telegram.progress import telegram_board
-from augure.config import SandboxConfig, load_config
+from augure.common.caller import Caller
+from augure.common.progress import StatusBoard
+from augure.config.settings import SandboxConfig, load_config
 from augure.memory.store import MemoryStore
-from augure.progress import StatusBoard
 from augure.sandbox.base import OUTPUT_CAP
 from augure.tools.base import RunContext, Tool, ToolResult, tool
 from augure.tools.browser import browser

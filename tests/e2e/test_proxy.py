@@ -19,14 +19,14 @@ import pytest
 from aiohttp import web
 from telegram.error import NetworkError
 
-from augure import doctor
 from augure.channels.telegram.bot import build_application
-from augure.config import ConfigError, load_config
-from augure.keepalive import KeptSocket
-from augure.llm import LLM
-from augure.netguard import IPAddress
+from augure.cli import doctor
+from augure.common.keepalive import KeptSocket
+from augure.config.settings import ConfigError, load_config
+from augure.llm.client import LLM
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 from augure.tools.browser.session import BrowserPool, BrowserSettings, find_executable
+from augure.tools.netguard import IPAddress
 from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
@@ -285,7 +285,7 @@ async def test_https_bot_api_is_tunnelled_through_the_variables_proxy(
 async def test_proxied_pools_keep_cheap_idle_checks(
     tmp_path: Path, clean_environment: pytest.MonkeyPatch
 ) -> None:
-    """The proxies' own pools keep their sockets too (augure.keepalive): Telegram's through
+    """The proxies' own pools keep their sockets too (augure.common.keepalive): Telegram's through
     the setting, the model's through the variables."""
     clean_environment.setenv("AUGURE__TELEGRAM__PROXY", "http://127.0.0.1:3128")
     clean_environment.setenv("ALL_PROXY", "http://127.0.0.1:3129")

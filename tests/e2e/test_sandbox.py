@@ -13,15 +13,16 @@ from typing import Any, cast
 
 import pytest
 
-from augure.caller import Caller
-from augure.config import Config, SandboxConfig, load_config
+from augure.common.caller import Caller
+from augure.config.settings import Config, SandboxConfig, load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox import BwrapSandbox, probe, sandbox_problem, workspace_for
 from augure.sandbox import workspace_name as folder
 from augure.sandbox.base import NPROC
 from augure.tools.base import RunContext, Tool, ToolResult
+from augure.tools.opencode import opencode
 from augure.tools.registry import ToolRegistry
-from augure.tools.sandbox_exec import opencode, sandbox_exec
+from augure.tools.sandbox_exec import sandbox_exec
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import (
     REJECTED,

@@ -23,7 +23,7 @@ TRIES = 3  # conftest sets AUGURE__LLM__MAX_RETRIES=2: the first try and two ret
 
 @pytest.fixture(params=["true", "false"], ids=["streaming", "plain"])
 def bot_env(request: pytest.FixtureRequest) -> dict[str, str]:
-    """Both paths of llm.py: the streamed completion and the plain one."""
+    """Both paths of llm/client.py: the streamed completion and the plain one."""
     return {"AUGURE__TELEGRAM__STREAMING": request.param}
 
 

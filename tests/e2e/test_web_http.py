@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from augure.config import ToolsConfig, load_config
+from augure.config.settings import ToolsConfig, load_config
 from augure.memory.store import MemoryStore
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import RunContext, Tool, ToolResult
 from augure.tools.http import http_tool
 from augure.tools.registry import ToolRegistry

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from augure.llm import LLMError, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
+from augure.llm.client import LLMError, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
 
 Answer = LLMResponse | LLMError
 Responder = Callable[["Request"], Answer | Awaitable[Answer]]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from augure.app import Core
 from augure.approval.gate import ApprovalRequest, Decide, Decision, Verdict
+from augure.core.app import Core
 
 
 class Owner:

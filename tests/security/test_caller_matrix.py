@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from augure.app import Core
-from augure.caller import Caller
-from augure.config import load_config
+from augure.common.caller import Caller
+from augure.config.settings import load_config
+from augure.core.app import Core
 from augure.tools.base import Egress, RunContext, tool
 from augure.tools.result import MARKED, ToolResult
 from tests.cores import Cores

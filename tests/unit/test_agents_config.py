@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.config import ConfigError, load_config
+from augure.config.settings import ConfigError, load_config
 
 
 @pytest.fixture(autouse=True)

@@ -14,11 +14,11 @@ import pytest
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
 from augure.channels.console import ConsoleChannel
-from augure.config import load_config
-from augure.lifespan import Augure
-from augure.ports import Attachment
+from augure.common.ports import Attachment
+from augure.config.settings import load_config
+from augure.core.lifespan import Augure
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 
 
 class Screen:

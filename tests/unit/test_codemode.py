@@ -14,16 +14,16 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from augure.app import build_registry
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
-from augure.caller import Caller
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import code_mode_schema, execute_code
-from augure.config import load_config
+from augure.common.caller import Caller
+from augure.config.settings import load_config
+from augure.core.app import build_registry
+from augure.host.secrets import Redactor
 from augure.memory.store import MemoryStore
-from augure.secrets import Redactor
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import Artifact, Egress, RunContext, Tool, ToolResult, tool
 from augure.tools.executor import Executor
 from augure.tools.memory_tools import memory_write

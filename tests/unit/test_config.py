@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.config import ConfigError, load_config
+from augure.config.settings import ConfigError, load_config
 
 PLAIN = [
     "TELEGRAM_BOT_TOKEN",
@@ -145,7 +145,7 @@ def test_env_file_fills_missing_variables_and_is_named_in_errors(
 ) -> None:
     import os
 
-    from augure import config as config_module
+    from augure.config import settings as config_module
 
     monkeypatch.setattr(os, "environ", dict(os.environ))
     monkeypatch.setattr(config_module, "_FROM_ENV_FILE", {})

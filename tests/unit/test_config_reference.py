@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from augure.config_reference import reference
-from augure.config_template import all_keys
+from augure.config.reference import reference
+from augure.config.template import all_keys
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
 
@@ -24,7 +24,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_committed_reference_is_what_the_generator_makes_today() -> None:
     assert DOC.read_text(encoding="utf-8") == reference(), (
         "docs/config-reference.md is stale: run "
-        "`python -m augure.config_reference > docs/config-reference.md`"
+        "`python -m augure.config.reference > docs/config-reference.md`"
     )
 
 

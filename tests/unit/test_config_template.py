@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from augure.config import load_config
-from augure.config_template import DESCRIPTIONS, NOT_SET, all_keys, render
+from augure.config.settings import load_config
+from augure.config.template import DESCRIPTIONS, NOT_SET, all_keys, render
 
 DEFAULT_LINE = re.compile(r"^# ([a-z_]+) = (.*)$")
 

@@ -19,7 +19,7 @@ import pytest
 from augure.scheduler.jobs import Job, next_fire
 from augure.scheduler.service import JobError, Scheduler
 from augure.skills.model import SkillError, parse_skill_md
-from augure.store.db import Store
+from augure.store.state import Store
 from tests.e2e.helpers import augure, environment
 
 DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.config import SandboxConfig, load_config
+from augure.config.settings import SandboxConfig, load_config
 from augure.sandbox import DockerSandbox, open_sandbox, sandbox_problem
 
 ENV = {"HOME": "/workspace", "PATH": "/usr/bin:/bin"}

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from augure.approval.gate import ApprovalGate
-from augure.config import load_config
-from augure.secrets import Redactor
+from augure.config.settings import load_config
+from augure.host.secrets import Redactor
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 
 
 class Owner:

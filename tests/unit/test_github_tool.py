@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from augure.config import ConfigError, load_config
+from augure.config.settings import ConfigError, load_config
 from augure.memory.store import MemoryStore
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import Egress, RunContext, ToolResult
 from augure.tools.github import WRITES, github
 from augure.tools.registry import ToolRegistry

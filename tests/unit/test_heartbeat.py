@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from augure.heartbeat import OK, Beat, Heartbeat
-from augure.heartbeat_settings import HeartbeatConfig
+from augure.config.heartbeat import HeartbeatConfig
+from augure.scheduler.heartbeat import OK, Beat, Heartbeat
 
 
 class Owner:

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from augure.approval.rules import matches
-from augure.config import ToolsConfig, load_config
+from augure.config.settings import ToolsConfig, load_config
 from augure.memory.store import MemoryStore
-from augure.netguard import BlockedURL, Pinned, check_url, pin_url
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import Egress, RunContext, ToolResult
 from augure.tools.http import HttpSettings, Preset, http_tool, request, rule, target
+from augure.tools.netguard import BlockedURL, Pinned, check_url, pin_url
 from tests.fakes.search import FakeUpstream
 
 TOKEN = "lab-token-5f3a9c"  # a secret value: must reach the server and nothing else

@@ -1,4 +1,4 @@
-"""The collector pause around start-up's imports (augure.import_guard.collector_paused)."""
+"""The collector pause around start-up's imports (augure.common.import_guard.collector_paused)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from augure.import_guard import collector_paused
+from augure.common.import_guard import collector_paused
 
 
 @pytest.fixture(autouse=True)

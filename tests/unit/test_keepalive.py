@@ -1,4 +1,4 @@
-"""Pooled connections that keep their socket (augure.keepalive) still notice a server that
+"""Pooled connections that keep their socket (augure.common.keepalive) still notice a server that
 closed them while idle and still reuse one that is open, over plain TCP and TLS, in both
 HTTP stacks the bot uses (httpx for Telegram, the openai SDK's own for the model)."""
 
@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
-from augure import keepalive
-from augure.config import load_config
-from augure.keepalive import KeptSocket, keep_sockets
-from augure.llm import LLM
+from augure.common import keepalive
+from augure.common.keepalive import KeptSocket, keep_sockets
+from augure.config.settings import load_config
+from augure.llm.client import LLM
 from tests.unit.test_skill_hub import self_signed
 
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"

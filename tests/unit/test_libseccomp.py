@@ -137,7 +137,7 @@ def loaded_library_file() -> str:
 
 
 def test_doctor_names_libseccomp_in_one_line() -> None:
-    from augure import doctor
+    from augure.cli import doctor
 
     made = f"libseccomp {libseccomp.version()} builds the sandbox's system call filter"
     assert doctor._seccomp().line() == f"ok    seccomp: {made}"
@@ -148,7 +148,7 @@ def test_doctor_names_a_missing_libseccomp_in_one_line() -> None:
     if shutil.which("unshare") is None:
         pytest.skip("needs the Debian package util-linux (unshare)")
     hide = f'mount --bind /dev/null "{loaded_library_file()}" && exec "$@"'
-    show = "from augure import doctor; print(doctor._seccomp().line())"
+    show = "from augure.cli import doctor; print(doctor._seccomp().line())"
     hidden = ["unshare", "--mount", "--map-root-user", "sh", "-c", hide, "-"]
     done = subprocess.run(
         [*hidden, sys.executable, "-c", show],

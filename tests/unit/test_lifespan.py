@@ -1,4 +1,4 @@
-"""The one start and stop order (augure.lifespan): recorded as it runs, reversed on the way
+"""The one start and stop order (augure.core.lifespan): recorded as it runs, reversed on the way
 down, and a step that fails closes every step already started."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from augure.config import load_config
-from augure.front import Front
-from augure.home import HomeError, HomeLock
-from augure.lifespan import Augure
-from augure.ports import ApprovalRequest, Attachment, Decide, Verdict
+from augure.common.ports import ApprovalRequest, Attachment, Decide, Verdict
+from augure.config.settings import load_config
+from augure.core.front import Front
+from augure.core.lifespan import Augure
+from augure.host.home import HomeError, HomeLock
 
 SERVING = [
     "home lock",

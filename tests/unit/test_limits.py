@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from augure.config import load_config
-from augure.limit_settings import Profile, ToolLimit
-from augure.limits import Limits
-from augure.store.db import Store
+from augure.config.limits import Profile, ToolLimit
+from augure.config.settings import load_config
+from augure.store.state import Store
+from augure.tools.limits import Limits
 
 
 class Clock:

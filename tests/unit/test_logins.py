@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from augure.logins import TOKEN_SECONDS, LoginTokens
+from augure.common.logins import TOKEN_SECONDS, LoginTokens
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""augure/logs.py: the log file rotates by size and never holds a secret."""
+"""augure/host/logs.py: the log file rotates by size and never holds a secret."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from augure import logs
-from augure.config import load_config
+from augure.config.settings import load_config
+from augure.host import logs
 
 TOKEN = "123456:ABCdef_ghi-JKL"
 API_KEY = "sk-unit-test-key-123"

@@ -2,7 +2,7 @@ import ipaddress
 
 import pytest
 
-from augure.netguard import BlockedURL, check_url, classify
+from augure.tools.netguard import BlockedURL, check_url, classify
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,11 @@ from pathlib import Path
 import pytest
 
 from augure.approval.rules import matches, verdict
-from augure.config import load_config
+from augure.config.settings import load_config
+from augure.host.secrets import Redactor, discover
 from augure.memory.store import MemoryStore
-from augure.secrets import Redactor, discover
 from augure.store.audit import Rule
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import Egress, RunContext, tool
 from augure.tools.registry import ToolRegistry
 

@@ -12,8 +12,8 @@ import httpx
 import httpx2
 import pytest
 
-from augure.cli import _parser
-from augure.keepalive import KeptSocket, keep_client_sockets, keep_sockets
+from augure.cli.main import _parser
+from augure.common.keepalive import KeptSocket, keep_client_sockets, keep_sockets
 
 
 @pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])

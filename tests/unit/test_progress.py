@@ -10,12 +10,12 @@ from typing import Any, cast
 import pytest
 
 from augure.approval.gate import ApprovalGate
-from augure.config import load_config
+from augure.common.progress import LINE_CHARS, StatusBoard, clean_line
+from augure.config.settings import load_config
+from augure.host.secrets import Redactor
 from augure.memory.store import MemoryStore
-from augure.progress import LINE_CHARS, StatusBoard, clean_line
-from augure.secrets import Redactor
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import RunContext, Tool, ToolResult, tool
 from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from augure.approval.gate import ApprovalGate
-from augure.recovery import INTERRUPTED_NOTE, INTERRUPTED_UNSEEN, recover
+from augure.core.recovery import INTERRUPTED_NOTE, INTERRUPTED_UNSEEN, recover
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 
 
 class Notices:

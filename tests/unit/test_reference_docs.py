@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from augure.app import builtin_tools
-from augure.cli import _parser
-from augure.config import Config
-from augure.config_template import _dict_of_models, _sub_model
-from augure.tool_settings import declared
+from augure.cli.main import _parser
+from augure.config.settings import Config
+from augure.config.template import _dict_of_models, _sub_model
+from augure.config.tools import declared
+from augure.core.app import builtin_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from augure.scheduler.service import JobError, Scheduler
-from augure.store.db import Store
+from augure.store.state import Store
 
 START = datetime(2026, 3, 27, 12, 0, tzinfo=UTC)
 

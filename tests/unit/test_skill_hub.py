@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from augure.netguard import check_url
 from augure.skills import hub
 from augure.skills.hub import MAX_FILE_BYTES, HubError, HubSkill, fetch_manifest, fetch_skill, newer
+from augure.tools.netguard import check_url
 
 SKILL_MD = b"---\nname: demo\ndescription: A demo.\nversion: 1.2.0\n---\nSay hello.\n"
 SKILL_PY = b"import api\nprint(api.memory_read(path='notes.md'))\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from augure.store.database import Database, StateError, StoreBusy
-from augure.store.db import MIGRATIONS, Store
+from augure.store.connection import Database, StateError, StoreBusy
+from augure.store.state import MIGRATIONS, Store
 
 
 async def test_many_tasks_at_once_lose_and_mix_nothing(tmp_path: Path) -> None:

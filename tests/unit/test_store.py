@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.store.db import MIGRATIONS, Store, TurnUsage
+from augure.store.state import MIGRATIONS, Store, TurnUsage
 
 
 async def test_migrations_wal_and_round_trip(tmp_path: Path) -> None:

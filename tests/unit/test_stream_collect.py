@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from augure.llm import LLM, ToolCallRequest
+from augure.llm.client import LLM, ToolCallRequest
 
 
 def piece(index: int, arguments: str, name: str | None = None) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from augure.agent.subagent import run_subagent
-from augure.app import Core
-from augure.caller import Caller
-from augure.config import load_config
-from augure.llm import LLMError, LLMResponse, ToolCallRequest
+from augure.common.caller import Caller
+from augure.config.settings import load_config
+from augure.core.app import Core
+from augure.llm.client import LLMError, LLMResponse, ToolCallRequest
 from augure.tools.base import Tool
 from tests.cores import Cores
 from tests.e2e.tools import fetch_page

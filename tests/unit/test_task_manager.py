@@ -11,10 +11,10 @@ import pytest
 
 from augure.background import TaskManager
 from augure.background.manager import Report
-from augure.caller import Caller
-from augure.config import load_config
+from augure.common.caller import Caller
+from augure.config.settings import load_config
 from augure.memory.store import MemoryStore
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.store.tasks import Tasks
 from augure.tools.base import RunContext
 from augure.tools.executor import Call, Started

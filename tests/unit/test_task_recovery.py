@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from augure.approval.gate import ApprovalGate
-from augure.recovery import recover
+from augure.core.recovery import recover
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.store.tasks import Tasks
 from tests.unit.test_recovery import Notices
 

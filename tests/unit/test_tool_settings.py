@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from augure.config import ConfigError, load_config
-from augure.tool_settings import declared, settings_for
+from augure.config.settings import ConfigError, load_config
+from augure.config.tools import declared, settings_for
 from tests.unit.test_config import clean_env  # noqa: F401  (autouse: no stray variables)
 
 
@@ -86,7 +86,8 @@ def test_loading_imports_only_the_tool_modules_of_the_sections_set(tmp_path: Pat
         "[tools.github]\n[tools.email]\n[tools.opencode]\n[tools.browser]\nheadless = true\n"
     )
     probe = (
-        "import sys, json; from pathlib import Path; from augure.config import load_config; "
+        "import sys, json; from pathlib import Path; "
+        "from augure.config.settings import load_config; "
         f"load_config(home=Path({str(tmp_path)!r})); "
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('augure.tools.'))))"
     )

@@ -8,11 +8,11 @@ from pydantic import Field, model_validator
 
 from augure.agent.history import INTERRUPTED, repair
 from augure.approval.gate import ApprovalGate
-from augure.config import load_config
+from augure.config.settings import load_config
+from augure.host.secrets import Redactor
 from augure.memory.store import MemoryStore
-from augure.secrets import Redactor
 from augure.store.audit import Audit
-from augure.store.db import Store
+from augure.store.state import Store
 from augure.tools.base import Egress, RunContext, ToolResult, tool
 from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
@@ -168,7 +168,7 @@ def test_a_tools_argument_model_is_built_on_first_use_with_its_added_validators(
 def test_importing_every_tool_builds_none_of_their_argument_models() -> None:
     # What `augure run` imports, in a fresh interpreter: the models wait for the first turn.
     probe = (
-        "import gc, augure.cli, augure.app, augure.channels.telegram.bot\n"
+        "import gc, augure.cli.main, augure.core.app, augure.channels.telegram.bot\n"
         "from augure.tools.base import Tool\n"
         "tools = [o for o in gc.get_objects() if isinstance(o, Tool)]\n"
         "print(len(tools), sum('params' in vars(t) for t in tools))"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from augure.agent.history import SUMMARY_PROMPT
-from augure.app import Core
-from augure.config import load_config
-from augure.llm import LLMError
+from augure.config.settings import load_config
+from augure.core.app import Core
+from augure.llm.client import LLMError
 from tests.cores import Cores
 from tests.fakes.model import Request, ScriptedModel, answer, call
 

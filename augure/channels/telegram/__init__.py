@@ -2,7 +2,7 @@
 
 import os
 
-from augure.import_guard import importing_without
+from augure.common.import_guard import importing_without
 
 # Opt into python-telegram-bot's next behaviour (time periods as timedelta) now, so flood
 # control errors do not warn on every 429; delivery handles both forms.

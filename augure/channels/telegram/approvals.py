@@ -13,9 +13,9 @@ from telegram.ext import ContextTypes
 
 from augure.approval.shown import arguments_text, visible
 from augure.channels.telegram.delivery import Delivery
-from augure.config import Config
-from augure.front import Front
-from augure.ports import ApprovalRequest, Decide, Decision, Verdict
+from augure.common.ports import ApprovalRequest, Decide, Decision, Verdict
+from augure.config.settings import Config
+from augure.core.front import Front
 
 log = logging.getLogger(__name__)
 

@@ -54,13 +54,13 @@ from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.tasks import PREFIX as TASK
 from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
-from augure.config import Config, source_of
-from augure.errors import UsageError
-from augure.front import Front, StateError, StoreBusy
-from augure.home import HomeError, HomeLock
-from augure.keepalive import keep_client_sockets, tls_context
-from augure.lifespan import Augure, Companion
-from augure.llm import LLMError
+from augure.common.errors import UsageError
+from augure.common.keepalive import keep_client_sockets, tls_context
+from augure.config.settings import Config, source_of
+from augure.core.front import Front, StateError, StoreBusy
+from augure.core.lifespan import Augure, Companion
+from augure.host.home import HomeError, HomeLock
+from augure.llm.client import LLMError
 from augure.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ def build_application(config: Config, token: str) -> Application[Any, Any, Any, 
 
 
 class _KeptSocketsRequest(HTTPXRequest):
-    """PTB's request, except that its pools' idle checks stay cheap (augure.keepalive),
+    """PTB's request, except that its pools' idle checks stay cheap (augure.common.keepalive),
     proxied pools included. PTB builds its client again on an initialize after a shutdown,
     so the pools are wrapped where it is built."""
 
@@ -427,8 +427,8 @@ class TelegramBot:
 
 def _start_failure(exc: Exception, config: Config) -> str:
     """One line without the token: python-telegram-bot's own InvalidToken text quotes it."""
-    from augure.logs import BOT_TOKEN_IN_URL
-    from augure.secrets import Redactor
+    from augure.host.logs import BOT_TOKEN_IN_URL
+    from augure.host.secrets import Redactor
 
     # Named where the owner set it (file and key, .env or variable), as `augure doctor` does.
     token_from = source_of(config, "telegram", "token")
@@ -455,7 +455,7 @@ async def serve(
 ) -> None:
     """`augure run`: the bot until `stop` is set, with `companions` (the dashboard) served
     beside it. Raises UsageError when it cannot start."""
-    from augure import startup
+    from augure.core import startup
 
     token = config.telegram.token.get_secret_value() if config.telegram.token else ""
     if not token:

@@ -12,8 +12,8 @@ from augure.channels.telegram.delivery import Delivery
 from augure.channels.telegram.media import send_artifacts
 from augure.channels.telegram.progress import telegram_board
 from augure.channels.telegram.streaming import StreamingReply
-from augure.config import Config
-from augure.ports import ApprovalRequest, Attachment, Decide, Verdict
+from augure.common.ports import ApprovalRequest, Attachment, Decide, Verdict
+from augure.config.settings import Config
 
 
 class TelegramChannel:

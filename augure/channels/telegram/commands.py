@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 from telegram import Update
 from telegram.constants import ChatType
 
-from augure.front import Front
-from augure.limits import describe
+from augure.core.front import Front
 from augure.scheduler.service import local
+from augure.tools.limits import describe
 
 COMMANDS = {
     "start": "Introduce the assistant",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from augure.front import Front
+from augure.core.front import Front
 
 OFF = (
     "The dashboard is not running. Set [dashboard] enabled = true in augure.toml and restart "

@@ -13,7 +13,7 @@ from typing import Any
 from telegram import Message
 
 from augure.channels.telegram.delivery import Delivery
-from augure.ports import Attachment
+from augure.common.ports import Attachment
 
 CAPTION_LIMIT = 1024
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")

@@ -9,7 +9,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
 from augure.channels.telegram.delivery import Delivery
-from augure.front import Front
+from augure.core.front import Front
 
 PREFIX = "ps:"  # callback data of the persona buttons
 OFF = "off"

@@ -8,7 +8,7 @@ from functools import partial
 from telegram.error import BadRequest
 
 from augure.channels.telegram.delivery import Delivery
-from augure.progress import INTERVAL_SECONDS, THRESHOLD_SECONDS, StatusBoard
+from augure.common.progress import INTERVAL_SECONDS, THRESHOLD_SECONDS, StatusBoard
 
 
 class TelegramStatus:

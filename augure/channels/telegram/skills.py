@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from augure.front import Front
+from augure.core.front import Front
 
 
 async def skills_report(front: Front) -> str:

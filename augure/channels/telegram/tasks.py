@@ -9,7 +9,7 @@ from telegram.ext import ContextTypes
 
 from augure.background.tools import line
 from augure.channels.telegram.delivery import Delivery
-from augure.front import Front
+from augure.core.front import Front
 
 PREFIX = "tc:"  # callback data of the Cancel buttons
 # Within one message (4,096 characters) whatever the results hold: 15 short lines.

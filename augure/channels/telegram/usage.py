@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from augure.config import LLMConfig
-from augure.front import Front
+from augure.config.settings import LLMConfig
+from augure.core.front import Front
 
 PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")
 

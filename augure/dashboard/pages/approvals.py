@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from augure.common.ports import Decision
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page, back
-from augure.ports import Decision
 
 DECIDED_BY = "dashboard"
 

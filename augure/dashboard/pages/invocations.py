@@ -7,10 +7,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from augure.core.front import INVOCATION_FILTERS, INVOCATION_STATUSES
 from augure.dashboard.auth import Session
 from augure.dashboard.pages.approvals import shown_arguments
 from augure.dashboard.web import Dash, Page
-from augure.front import INVOCATION_FILTERS, INVOCATION_STATUSES
 
 # Who starts work (the first link of an origin chain); the filter shows what each started.
 ORIGINS = ("chat", "job", "heartbeat", "dashboard", "cli")

@@ -8,10 +8,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from augure.config import LLMConfig
+from augure.config.settings import LLMConfig
+from augure.core.front import Day
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page
-from augure.front import Day
 
 DAYS = 30
 CHART_WIDTH, CHART_HEIGHT = 720, 200

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from augure.netguard import BlockedURL, IPAddress, classify, resolve
 from augure.tools.browser.upstream import proxy_for
+from augure.tools.netguard import BlockedURL, IPAddress, classify, resolve
 
 log = logging.getLogger(__name__)
 

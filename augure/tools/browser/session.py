@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
-from augure.netguard import BlockedURL, check_url
-from augure.tool_settings import settings_for
+from augure.config.tools import settings_for
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
+from augure.tools.netguard import BlockedURL, check_url
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
 from augure.approval import canonical
-from augure.config import Config
+from augure.config.settings import Config
 from augure.tools.base import Artifact, Egress, RunContext, ToolResult, describe, tool
 from augure.tools.browser.proxy import BLOCKED_HEADER
 from augure.tools.browser.session import (

@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import socksio
 
-from augure.netguard import IPAddress
+from augure.tools.netguard import IPAddress
 
 CONNECT_TIMEOUT = 10.0
 # The proxy's answer to CONNECT, which includes its own connection to the destination.

@@ -25,8 +25,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from augure.config import Config
-from augure.tool_settings import settings_for
+from augure.config.settings import Config
+from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
 Action = Literal[

@@ -1,0 +1,480 @@
+"""Configuration: one TOML file, `AUGURE__SECTION__KEY` overrides, and a few plain variables.
+
+Precedence, highest first: `AUGURE__SECTION__KEY` variables, the plain variables of
+docs/reference/configuration.md#plain-environment-variables (`TELEGRAM_BOT_TOKEN`,
+`OPENAI_BASE_URL`, ...), the TOML file, the defaults below.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dotenv import dotenv_values
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from augure.config import tools as tool_settings
+from augure.config.agents import AgentsConfig
+from augure.config.heartbeat import HeartbeatConfig
+from augure.config.keys import Keys
+from augure.config.limits import Profile
+from augure.config.mcp import McpSettings
+
+
+class ConfigError(Exception):
+    """A configuration problem, already phrased as the one line the user sees."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LLMOverrides(_Section):
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int | None = None
+
+
+class LLMConfig(_Section):
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    request_timeout_seconds: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    coding: LLMOverrides = LLMOverrides()
+    # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
+    transcription_model: str | None = None
+    # For the cost estimate of /usage; 0 means unknown.
+    input_price_per_million: float = Field(default=0.0, ge=0)
+    output_price_per_million: float = Field(default=0.0, ge=0)
+
+    def dollars(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """The estimated cost in USD; None while no price is set."""
+        if not (self.input_price_per_million or self.output_price_per_million):
+            return None
+        spent = prompt_tokens * self.input_price_per_million
+        return (spent + completion_tokens * self.output_price_per_million) / 1_000_000
+
+
+class AgentConfig(_Section):
+    max_loops: int = Field(default=10, ge=1, le=100)
+    token_budget: int = Field(default=0, ge=0)
+    timezone: str | None = None
+    persona: str = ""
+    # History above this many tokens (estimated) is compacted: old tool results shortened,
+    # then older turns summarised by the model.
+    history_tokens: int = Field(default=12_000, ge=1_000)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown IANA time zone {value!r}") from None
+        return value
+
+
+def _split_ids(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, int):
+        return [value]
+    return value
+
+
+class TelegramConfig(_Section):
+    token: SecretStr | None = None
+    api_url: str = "https://api.telegram.org"
+    allowed_users: Annotated[list[int], NoDecode] = []
+    streaming: bool = True
+    # For where the Bot API is blocked (docs/telegram.md, "Behind a proxy"); unset, the
+    # usual HTTPS_PROXY / ALL_PROXY / NO_PROXY variables apply.
+    proxy: str | None = None
+
+    _ids = field_validator("allowed_users", mode="before")(_split_ids)
+
+    @field_validator("proxy")
+    @classmethod
+    def _proxy_scheme(cls, value: str | None) -> str | None:
+        if value and not value.lower().startswith(("http://", "https://", "socks5://")):
+            # The URL is not echoed: it may carry the proxy's password.
+            raise ValueError("a proxy URL starts with http://, https:// or socks5://")
+        return value or None
+
+
+class ApprovalConfig(_Section):
+    enabled: bool = True
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    # After outside content was read: ask before a fetch that could carry data out
+    # (docs/security.md, "No leak after outside content"). "off": the old behaviour.
+    after_untrusted: Literal["ask", "off"] = "ask"
+    untrusted_fetches: int = Field(default=3, ge=0)
+
+
+class MemoryConfig(_Section):
+    path: Path | None = None
+    max_prompt_tokens: int = Field(default=2000, ge=0)
+
+
+class SchedulerConfig(_Section):
+    misfire_grace_seconds: int = Field(default=300, ge=0)
+
+
+class SandboxConfig(_Section):
+    backend: Literal["bwrap", "docker", "none"] = "bwrap"
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    memory_mb: int = Field(default=512, gt=0)
+    network: bool = False
+    image: str = "python:3.11-slim"
+
+
+class CodeModeConfig(_Section):
+    enabled: bool = False
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    max_tool_calls: int = Field(default=50, gt=0)
+
+
+class SkillsConfig(_Section):
+    path: Path | None = None
+    hub_url: str | None = None
+    max_failures: int = Field(default=3, ge=1)
+
+
+class DashboardConfig(_Section):
+    """docs/reference/dashboard.md: the local web dashboard (augure/dashboard)."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)  # 0: any free port (the URL says which)
+    # Off: only a loopback host is accepted, so the page that can approve tool calls is
+    # reachable from this machine only.
+    allow_remote: bool = False
+
+
+class ToolsConfig(BaseModel):
+    # Per-tool sections (`[tools.http]`, ...) are checked by `load_config` against the model
+    # each tool declares (augure.config.tools), so sub-tables are kept rather than refused.
+    model_config = ConfigDict(extra="allow")
+
+    enabled: list[str] = ["*"]
+    disabled: list[str] = []
+
+    def section(self, name: str) -> dict[str, Any]:
+        extra = self.model_extra or {}
+        value = extra.get(name, {})
+        return value if isinstance(value, dict) else {}
+
+
+class Config(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="AUGURE__",
+        env_nested_delimiter="__",
+        extra="forbid",
+        case_sensitive=False,
+    )
+
+    llm: LLMConfig = LLMConfig()
+    agent: AgentConfig = AgentConfig()
+    telegram: TelegramConfig = TelegramConfig()
+    approval: ApprovalConfig = ApprovalConfig()
+    memory: MemoryConfig = MemoryConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    code_mode: CodeModeConfig = CodeModeConfig()
+    skills: SkillsConfig = SkillsConfig()
+    tools: ToolsConfig = ToolsConfig()
+    # docs/reference/limits.md; the models are in augure/config/limits.py
+    profiles: dict[str, Profile] = {}
+    # docs/reference/personas.md#heartbeat, augure/scheduler/heartbeat.py
+    heartbeat: HeartbeatConfig = HeartbeatConfig()
+    mcp: McpSettings = McpSettings()
+    # docs/reference/execution.md#subagents: subagents for the `task` tool
+    agents: AgentsConfig = AgentsConfig()
+    dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
+
+    # Not a config key: where the state lives. Set by load_config.
+    home: Path = Field(default=Path("~/.augure"), exclude=True)
+    # The file the config was read from (private: no key or variable can set it).
+    _file: Path | None = PrivateAttr(default=None)
+
+    @property
+    def file(self) -> Path | None:
+        return self._file
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The file and the plain variables arrive merged as init kwargs; AUGURE__ wins.
+        return env_settings, init_settings
+
+    @property
+    def zone(self) -> str:
+        """The agent's IANA time zone: configured, else the host's, else UTC."""
+        return self.agent.timezone or host_zone()
+
+    @property
+    def owner_chat(self) -> str | None:
+        """Where jobs and skills deliver when no chat is known: the first allowed user."""
+        users = self.telegram.allowed_users
+        return str(users[0]) if users else None
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.memory.path or self.home / "memory"
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "state.db"
+
+    def secrets(self) -> dict[str, str]:
+        """Configured secret values by the name shown in place of them."""
+        found: dict[str, str] = {}
+        candidates = {
+            "TELEGRAM_BOT_TOKEN": self.telegram.token,
+            "OPENAI_API_KEY": self.llm.api_key,
+            "LLM_CODING_API_KEY": self.llm.coding.api_key,
+        }
+        for name, secret in candidates.items():
+            if secret is not None and secret.get_secret_value():
+                found[name] = secret.get_secret_value()
+        return found
+
+
+# Plain variables of docs/reference/configuration.md#plain-environment-variables and where each
+# lands in the config tree.
+PLAIN_VARIABLES: dict[str, tuple[str, str]] = {
+    "TELEGRAM_BOT_TOKEN": ("telegram", "token"),
+    "AUGURE_TELEGRAM_API_URL": ("telegram", "api_url"),
+    "AUGURE_ALLOWED_USERS": ("telegram", "allowed_users"),
+    "OPENAI_API_KEY": ("llm", "api_key"),
+    "OPENAI_BASE_URL": ("llm", "base_url"),
+    "AUGURE_MODEL": ("llm", "model"),
+}
+
+ENV_FILE_NAME = ".env"
+# Variables that `load_env_file` took from a file (name -> file), so that an error about one
+# says where to fix it.
+_FROM_ENV_FILE: dict[str, Path] = {}
+
+
+def host_zone() -> str:
+    name = os.environ.get("TZ", "").lstrip(":")
+    if not name:
+        try:
+            target = os.readlink("/etc/localtime")
+        except OSError:
+            target = ""
+        name = target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else ""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "UTC"
+    return name
+
+
+def default_home(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env.get("AUGURE_HOME") or "~/.augure").expanduser()
+
+
+def load_env_file(home: Path | None = None) -> Path | None:
+    """Put `$AUGURE_HOME/.env` (written by `augure init`, mode 600) into the environment.
+
+    The process's own environment wins over the file. Called once by the command line, so
+    the secrets it holds reach every part that reads variables (tools, redaction) the same way
+    as with `docker compose`'s `env_file`.
+    """
+    file = (home or default_home()) / ENV_FILE_NAME
+    if not file.is_file():
+        return None
+    for name, value in dotenv_values(file).items():
+        if value is not None and name not in os.environ:
+            os.environ[name] = value
+            _FROM_ENV_FILE[name] = file
+    return file
+
+
+def load_config(path: Path | str | None = None, *, home: Path | None = None) -> Config:
+    """Read the config, or raise ConfigError with one line naming the key to fix."""
+    home = (home or default_home()).expanduser()
+    file = Path(path).expanduser() if path else home / "augure.toml"
+    data: dict[str, Any] = {}
+    if path and not file.is_file():
+        raise ConfigError(f"config file not found: {file}")
+    if file.is_file():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+    plain: dict[tuple[str, str], str] = {}
+    for variable, (section, key) in PLAIN_VARIABLES.items():
+        value = os.environ.get(variable)
+        if value:
+            data.setdefault(section, {})
+            if isinstance(data[section], dict):
+                data[section][key] = value
+                plain[(section, key)] = variable
+    _check_variables()
+    try:
+        config = Config(**data)
+        _check_tool_sections(config)
+    except ValidationError as exc:
+        raise ConfigError(_one_line(exc, file, plain)) from None
+    except _InvalidToolSection as exc:
+        # Re-rooted under tools.NAME so the line names the whole key.
+        raise ConfigError(_one_line(exc.error, file, plain, ("tools", exc.name))) from None
+    except _UnknownToolSection as exc:
+        raise ConfigError(
+            _unknown_line(exc.loc, KEYS.valid(exc.loc), file, plain, exc.kind)
+        ) from None
+    config.home = home
+    config._file = file
+    return config
+
+
+def source_of(config: Config, section: str, key: str) -> str:
+    """Where `[section] key` came from, phrased for a line telling the owner what to fix."""
+    file = config.file or config.home / "augure.toml"
+    plain = {where: name for name, where in PLAIN_VARIABLES.items() if os.environ.get(name)}
+    named = {name.upper() for name in os.environ}
+    if f"AUGURE__{section.upper()}__{key.upper()}" in named or (section, key) in plain:
+        return _source((section, key), file, plain)
+    try:
+        in_file = key in tomllib.loads(file.read_text(encoding="utf-8")).get(section, {})
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        in_file = False
+    if in_file:
+        return _source((section, key), file, plain)
+    variable = next((n for n, where in PLAIN_VARIABLES.items() if where == (section, key)), None)
+    hint = f"{variable} or " if variable else ""
+    return f"not set: set {hint}[{section}] {key} in {file}"
+
+
+class _UnknownToolSection(Exception):
+    def __init__(self, loc: tuple[str, ...], kind: str) -> None:
+        self.loc = loc
+        self.kind = kind
+
+
+class _InvalidToolSection(Exception):
+    def __init__(self, name: str, error: ValidationError) -> None:
+        self.name = name
+        self.error = error
+
+
+def _check_tool_sections(config: Config) -> None:
+    """Each `[tools.NAME]` must be a tool's declared section holding only that tool's keys."""
+    for name, value in (config.tools.model_extra or {}).items():
+        if value == {} and tool_settings.may_declare(name):
+            continue  # the empty tables `augure init` writes: nothing to import and check
+        model = tool_settings.settings_model(name) if isinstance(value, dict) else None
+        if model is None:
+            kind = "section" if isinstance(value, dict) else "key"
+            raise _UnknownToolSection(("tools", name), kind)
+        try:
+            model.model_validate(value)
+        except ValidationError as exc:
+            raise _InvalidToolSection(name, exc) from None
+
+
+KEYS = Keys(Config, ToolsConfig, tool_settings.settings_model, tool_settings.declared)
+VARIABLE_PREFIX = "AUGURE__"
+
+
+def _check_variables() -> None:
+    """Refuse an `AUGURE__` variable that names no setting. pydantic-settings drops an
+    unknown section without a word, so a typo would leave the default silently in force."""
+    for name in os.environ:
+        if not name.upper().startswith(VARIABLE_PREFIX):
+            continue
+        parts = name[len(VARIABLE_PREFIX) :].lower().split("__")
+        _, index = KEYS.walk(parts)
+        if index is None:
+            continue
+        table = ".".join(parts[:index])
+        where = f"key {parts[index]!r} in [{table}]" if index else f"section {parts[0]!r}"
+        nearest = KEYS.nearest(parts)
+        if nearest is not None:
+            where += f"; did you mean {VARIABLE_PREFIX}{'__'.join(nearest).upper()}?"
+        told = f" (set in {_FROM_ENV_FILE[name]})" if name in _FROM_ENV_FILE else ""
+        raise ConfigError(f"config error: unknown setting {name} ({where}){told}")
+
+
+def _source(loc: tuple[str, ...], file: Path, plain: dict[tuple[str, str], str]) -> str:
+    """Where the value at `loc` came from: an environment variable, the .env file or the toml."""
+    variable = "AUGURE__" + "__".join(part.upper() for part in loc)
+    named = {name.upper(): name for name in os.environ}
+    if variable in named:
+        return _variable_source(named[variable])
+    if len(loc) == 2 and (loc[0], loc[1]) in plain:
+        return _variable_source(plain[(loc[0], loc[1])])
+    if len(loc) == 1:
+        return f"{file}, section [{loc[0]}]"
+    section = ".".join(loc[:-1])
+    return f"{file}, key {loc[-1]} in [{section}]"
+
+
+def _variable_source(name: str) -> str:
+    if name in _FROM_ENV_FILE:
+        return f"{name} in {_FROM_ENV_FILE[name]}"
+    return f"the environment variable {name}"
+
+
+def _unknown_line(
+    loc: tuple[str, ...],
+    valid: list[str],
+    file: Path,
+    plain: dict[tuple[str, str], str],
+    kind: str | None = None,
+) -> str:
+    key = ".".join(loc)
+    close = difflib.get_close_matches(loc[-1], valid, n=1, cutoff=0.6)
+    hint = f"; did you mean {'.'.join((*loc[:-1], close[0]))}?" if close else ""
+    kind = kind or ("section" if len(loc) == 1 else "key")
+    return f"config error: {key}: unknown {kind}{hint} (from {_source(loc, file, plain)})"
+
+
+def _one_line(
+    exc: ValidationError,
+    file: Path,
+    plain: dict[tuple[str, str], str],
+    root: tuple[str, ...] = (),
+) -> str:
+    errors = exc.errors()
+    # An unknown key is the likelier typo behind the other errors (a required key "missing").
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    # A list item's index (allowed_users.0) is not a key the owner can look up.
+    loc = (*root, *(str(part) for part in first["loc"] if not isinstance(part, int)))
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    if first["type"] == "extra_forbidden":
+        return _unknown_line(loc, KEYS.valid(loc), file, plain) + more
+    key = ".".join(loc)
+    return f"config error: {key}: {first['msg']} (from {_source(loc, file, plain)}){more}"
