@@ -163,6 +163,9 @@ async def _serve(
     steps.started("scheduler", core.scheduler.stop)
     core.heartbeat.start()
     steps.started("heartbeat", core.heartbeat.stop)
+    if core.indexer is not None:
+        core.indexer.start()
+        steps.started("recall indexer", core.indexer.stop)
 
 
 async def _settle(core: Core) -> None:
