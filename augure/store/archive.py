@@ -30,6 +30,13 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # Words of a query that reach the index: enough for a question, bounded for the planner.
 MAX_QUERY_WORDS = 24
 EXCERPT_TOKENS = 24
+# A query word found in more than this share of the archive (and more than the floor's
+# messages) ranks nothing: it is left out of the search.
+COMMON_SHARE = 0.02
+COMMON_FLOOR = 200
+# Vectors one search compares at most (plain Python: ~32 ns a dimension on this class of
+# machine, so 20,000 of 256 dimensions take ~0.2 s; docs/performance.md#recall).
+MAX_VECTOR_SCAN = 20_000
 ARCHIVED_ROLES = ("user", "assistant", "tool")
 # The first line of what `recall` returns. Its results are copies of archived text: archived
 # again, a forgotten message would live on in them. Its calls are left out likewise.
@@ -108,13 +115,30 @@ def _roles_and_rows(messages: Iterable[dict[str, Any]]) -> list[tuple[str, tuple
     return found
 
 
+def query_words(text: str) -> list[str]:
+    return list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))[:MAX_QUERY_WORDS]
+
+
 def fts_query(text: str) -> str | None:
     """The words of `text` as an FTS5 query any of whose words may match (BM25 ranks those
     matching more, and rarer, words first); None when it has no word."""
-    words = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
-    if not words:
-        return None
-    return " OR ".join(f'"{word}"' for word in words[:MAX_QUERY_WORDS])
+    words = query_words(text)
+    return " OR ".join(f'"{word}"' for word in words) if words else None
+
+
+def telling(connection: sqlite3.Connection, words: list[str]) -> list[str]:
+    """The words of a query that tell messages apart. A word in more than `COMMON_SHARE` of
+    the archive ("the", "what", "is", in any language) matches most of it: BM25 would score
+    tens of thousands of rows only to rank them last. Without a rarer word, the two rarest
+    are kept."""
+    marks = ",".join("?" * len(words))
+    counts = dict(
+        connection.execute(f"SELECT term, doc FROM archive_terms WHERE term IN ({marks})", words)
+    )
+    size = connection.execute("SELECT COALESCE(MAX(id), 0) FROM archive").fetchone()[0]
+    common = max(COMMON_FLOOR, size * COMMON_SHARE)
+    kept = [word for word in words if counts.get(word, 0) <= common]
+    return kept or sorted(words, key=lambda word: counts.get(word, 0))[:2]
 
 
 @dataclass(frozen=True)
@@ -148,18 +172,23 @@ class Archive:
 
     async def search(self, query: str, window: Window, limit: int) -> list[Entry]:
         """The best `limit` matches, best first (BM25)."""
-        match = fts_query(query)
-        if match is None:
+        words = query_words(query)
+        if not words:
             return []
         extra, params = window.where("a")
-        rows = await self.db.fetchall(
-            "SELECT a.id, a.chat_id, a.role, a.created_at, a.source, "
-            f"snippet(archive_index, 0, '', '', '…', {EXCERPT_TOKENS}) AS excerpt, "
-            "bm25(archive_index) AS score "
-            "FROM archive_index JOIN archive a ON a.id = archive_index.rowid "
-            f"WHERE archive_index MATCH ?{extra} ORDER BY bm25(archive_index) LIMIT ?",
-            [match, *params, limit],
-        )
+
+        def find(connection: sqlite3.Connection) -> list[sqlite3.Row]:
+            match = fts_query(" ".join(telling(connection, words)))
+            return connection.execute(
+                "SELECT a.id, a.chat_id, a.role, a.created_at, a.source, "
+                f"snippet(archive_index, 0, '', '', '…', {EXCERPT_TOKENS}) AS excerpt, "
+                "bm25(archive_index) AS score "
+                "FROM archive_index JOIN archive a ON a.id = archive_index.rowid "
+                f"WHERE archive_index MATCH ?{extra} ORDER BY bm25(archive_index) LIMIT ?",
+                [match, *params, limit],
+            ).fetchall()
+
+        rows = await self.db.read(find)
         return [_entry(row, row["excerpt"], row["score"]) for row in rows]
 
     async def turn_started(self, turn_id: str | None) -> float | None:
@@ -228,14 +257,16 @@ class Archive:
         self, model: str, query: array[float], window: Window, limit: int
     ) -> list[tuple[int, float]]:
         """(entry id, cosine) of the `limit` closest vectors; stored vectors are unit length.
-        Brute force over the window's vectors on the database thread (docs/performance.md)."""
+        Brute force on the database thread over the window's newest `MAX_VECTOR_SCAN`
+        vectors: older messages are still found by their words (docs/performance.md)."""
         extra, params = window.where("a")
 
         def scan(connection: sqlite3.Connection) -> list[tuple[int, float]]:
             rows = connection.execute(
                 "SELECT v.archive_id, v.vector FROM archive_vectors v "
-                f"JOIN archive a ON a.id = v.archive_id WHERE v.model = ?{extra}",
-                [model, *params],
+                f"JOIN archive a ON a.id = v.archive_id WHERE v.model = ?{extra} "
+                "ORDER BY v.archive_id DESC LIMIT ?",
+                [model, *params, MAX_VECTOR_SCAN],
             )
             return closest(query, rows, limit)
 

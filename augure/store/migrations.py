@@ -233,6 +233,7 @@ MIGRATIONS: list[str] = [
     CREATE VIRTUAL TABLE archive_index USING fts5(
         text, content='archive', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
     );
+    CREATE VIRTUAL TABLE archive_terms USING fts5vocab(archive_index, 'row');
     CREATE TRIGGER archive_indexed AFTER INSERT ON archive BEGIN
         INSERT INTO archive_index (rowid, text) VALUES (new.id, new.text);
     END;

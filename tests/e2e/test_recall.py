@@ -103,6 +103,9 @@ async def test_another_chats_messages_are_not_returned_to_this_chat(bot: Bot) ->
     bot.llm.responder = answering({question: {"query": "boat called", "chat": "all"}})
     await _say(bot, question)
     assert "Seagull" in _recalled(bot) and f"chat {group}" in _recalled(bot)
+    # The same question, asked in the group (the mention is not part of the text).
+    await _say(bot, f"@augure_test_bot {question}", chat=group)
+    assert _recalled(bot).startswith('Error: chat: "all" is for the owner only')
 
 
 async def test_outside_content_stays_marked_when_recalled(bot: Bot) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from augure.config.settings import load_config
 from augure.core.app import Core
-from augure.store.archive import Archive, Window
+from augure.store.archive import Archive, Window, telling
 from augure.store.migrations import MIGRATIONS
 from augure.store.state import Store
 from tests.cores import Cores
@@ -103,5 +103,24 @@ async def test_forgetting_a_chat_empties_its_index_only(tmp_path: Path) -> None:
         assert await Archive(store.db).forget_chat("1") == 1
         assert await _found(store, "kumquat", "1") == []
         assert await _found(store, "kumquat", "2") == ["kumquat jam"]
+    finally:
+        await store.close()
+
+
+async def test_words_common_to_the_archive_are_left_out_of_a_search(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "state.db")
+    try:
+        conversation = await store.open_conversation("1")
+        talk = [{"role": "user", "content": f"what is the plan for day {n}"} for n in range(400)]
+        await store.add_messages(conversation, talk)
+        await store.add_messages(conversation, [{"role": "user", "content": "the zebra is Otto"}])
+
+        def words(connection: sqlite3.Connection) -> list[str]:
+            return telling(connection, ["what", "is", "the", "zebra"])
+
+        assert await store.db.read(words) == ["zebra"]
+        only_common = await store.db.read(lambda c: telling(c, ["what", "the", "plan"]))
+        assert len(only_common) == 2  # nothing rarer: the two rarest still search
+        assert await _found(store, "what is the zebra") == ["the zebra is Otto"]
     finally:
         await store.close()
