@@ -15,9 +15,10 @@ from augure.tools.recall_search import Hit, Searcher
 from augure.tools.result import relayed_source
 
 NAME = RECALL_TOOL
+# The system prompt's one line on it (its tool notes, in the prompt's stable part).
 HINT = (
-    "recall: when the owner refers to something said before that is not in view (a name, "
-    "number, date, decision from an earlier conversation), search for it before answering."
+    "when the owner refers to something said before that is not in view (a name, number, "
+    "date, decision from an earlier conversation), search for it before answering."
 )
 
 

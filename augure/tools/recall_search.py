@@ -84,7 +84,8 @@ class Searcher:
             if known is not None:
                 scored.append((Hit(_shorten(text), file=name), dot(vector, known)))
         scored.sort(key=lambda pair: pair[1], reverse=True)
-        return [hit for hit, _ in scored[:CANDIDATES]]
+        # Pointing away from the query, or across it: no kin, and no place in the fusion.
+        return [hit for hit, score in scored[:CANDIDATES] if score > 0]
 
 
 def fuse(rankings: Sequence[Sequence[Hit]]) -> list[Hit]:

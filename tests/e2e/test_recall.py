@@ -3,6 +3,7 @@ outside content (docs/recall.md)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from typing import Any
@@ -81,6 +82,10 @@ async def test_a_fact_said_before_two_compactions_is_recalled_though_gone_from_h
     assert "4711" in recalled and "locker" in recalled
     assert f"chat {OWNER} user" in recalled
     assert bot.llm.embedding_requests == []  # no [recall] embeddings_model: never asked
+    # One line of the system prompt's stable part says when to search.
+    system = bot.llm.requests[-1]["messages"][0]["content"]
+    assert "- recall: when the owner refers to something said before" in system
+    assert system.index("- recall:") < system.index("# Now")
 
 
 async def test_memory_files_are_found(bot: Bot) -> None:
@@ -168,3 +173,14 @@ class TestVectors:
         assert all(r["model"] == "text-embedding-3-small" for r in batches)
         assert any("automobile" in r["input"] for r in batches)  # the query
         assert any(isinstance(r["input"], list) and len(r["input"]) > 1 for r in batches)
+
+    async def test_memory_paragraphs_are_embedded_and_found_by_meaning(self, bot: Bot) -> None:
+        (bot.home / "memory" / "pets.md").write_text("# Pets\n\nKeiko adopted a kitten.\n")
+        kitten = hashlib.sha256(b"Keiko adopted a kitten.").hexdigest()
+        await until(
+            bot.home / "state.db", f"SELECT 1 FROM memory_vectors WHERE digest = '{kitten}'"
+        )
+        question = "any news about a feline?"
+        bot.llm.responder = answering({question: {"query": "feline"}})
+        await _say(bot, question)
+        assert "[memory/pets.md] Keiko adopted a kitten." in _recalled(bot)
