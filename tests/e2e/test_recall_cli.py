@@ -76,3 +76,27 @@ async def test_forget_chat_rejected_in_telegram_removes_nothing(bot: Bot) -> Non
     assert code == 1 and "nothing was removed" in out
     assert bot.core is not None
     assert len(await Archive(bot.core.store.db).search("zebra", Window(), 5)) == 1
+
+
+async def test_since_and_until_bound_the_search(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    home = tmp_path / "home"
+    await _chat(home, "1", "the quince tree was pruned")
+    env = environment(home, {"AUGURE__AGENT__TIMEZONE": "UTC"})
+    today = datetime.now(UTC).date()  # the agent's zone, set above
+
+    async def search(**window: str) -> tuple[int, str]:
+        arguments = json.dumps({"query": "quince", "chat": "all", **window})
+        code, out, _ = await augure("tools", "run", "recall", "--args", arguments, env=env)
+        return code, out
+
+    yesterday, tomorrow = str(today - timedelta(days=1)), str(today + timedelta(days=1))
+    code, out = await search(since=yesterday, until=tomorrow)
+    assert code == 0 and "the quince tree was pruned" in out
+    assert "Nothing found" in (await search(since=tomorrow))[1]
+    assert "Nothing found" in (await search(until=yesterday))[1]
+    code, out = await search(since="last week")
+    assert code == 1 and "not an ISO date" in out
+    code, out = await search(chat="this")
+    assert code == 1 and "No chat here" in out
