@@ -244,8 +244,8 @@ class Agent:
         }
         if state.mistaken:
             conversation.messages = history.prune(conversation.messages, state.mistaken)
-            await self.store.replace_messages(conversation.id, conversation.messages)
-            last = []  # the rewrite stored it
+            await self.store.replace_messages(conversation.id, conversation.messages, fresh=last)
+            last = []  # the rewrite stored (and archived) it
         usage = None
         if state.tally.calls:
             system, messages = state.system, conversation.messages

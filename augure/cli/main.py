@@ -28,6 +28,7 @@ from augure.cli import init as cli_init
 from augure.cli import jobs as cli_jobs
 from augure.cli import limits as cli_limits
 from augure.cli import mcp as cli_mcp
+from augure.cli import recall as cli_recall
 from augure.cli import skills as cli_skills
 from augure.cli import tasks as cli_tasks
 from augure.common.errors import UsageError
@@ -90,12 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     for effect in ("allow", "deny"):
         rule = rules_commands.add_parser(effect, help=f"always {effect} calls matching PATTERN")
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
-    cli_jobs.add_parser(commands)
-    cli_limits.add_parser(commands)
-    cli_tasks.add_parser(commands)
-    cli_skills.add_parser(commands)
-    cli_mcp.add_parser(commands)
-    cli_dashboard.add_parser(commands)
+    for group in (cli_jobs, cli_limits, cli_tasks, cli_skills, cli_mcp, cli_dashboard, cli_recall):
+        group.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
     _everywhere(parser)
@@ -344,6 +341,8 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "skills": cli_skills.skills,
     "mcp": cli_mcp.mcp,
     "dashboard": cli_dashboard.dashboard,
+    "recall": cli_recall.recall,
+    "forget": cli_recall.forget,
 }
 
 # Commands that work on AUGURE_HOME itself, without loading (or needing) a valid config.

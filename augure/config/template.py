@@ -116,6 +116,10 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.browser": "browser: headless Chromium.",
     "tools.browser.executable_path": "default: chromium on PATH",
     "tools.browser.headless": "false shows the window (needs a display)",
+    "recall": "The archive of past messages `recall` searches; vectors are optional.",
+    "recall.embeddings_model": "e.g. text-embedding-3-small: also rank by /embeddings vectors; "
+    "unset = full-text only, no embedding request",
+    "recall.embeddings_batch": "texts sent in one /embeddings request",
     "heartbeat": "A proactive turn over your checklist at intervals (off by default).",
     "heartbeat.enabled": "true starts the heartbeat with `augure run`",
     "heartbeat.interval_minutes": "minutes between two beats",

@@ -33,6 +33,7 @@ from augure.skills.model import Catalog
 from augure.skills.service import SkillService
 from augure.skills.store import SkillStore
 from augure.skills.tools import skill_tools
+from augure.store.archive import Archive
 from augure.store.audit import Audit
 from augure.store.state import Store
 from augure.store.tasks import Tasks
@@ -49,6 +50,8 @@ from augure.tools.http import http_tool
 from augure.tools.memory_tools import memory_read, memory_write
 from augure.tools.meta import load_tools, read_output
 from augure.tools.opencode import opencode
+from augure.tools.recall import recall
+from augure.tools.recall_vectors import Embedder, Indexer
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.sandbox_exec import sandbox_exec
 from augure.tools.schedule import schedule
@@ -74,6 +77,7 @@ def builtin_tools(config: Config) -> list[Tool]:
         read_output,
         load_tools,
         batch,
+        recall,
     ]
 
 
@@ -180,6 +184,8 @@ class Core:
     heartbeat: Heartbeat
     mcp: McpManager
     tasks: TaskManager
+    # Embeds the archive in the background; None without `[recall] embeddings_model`.
+    indexer: Indexer | None = None
     started_at: float = field(default_factory=time.time)
     # The dashboard's one-time login tokens, issued by /dashboard and `augure dashboard`.
     logins: LoginTokens = field(default_factory=LoginTokens)
@@ -213,6 +219,8 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
     mcp = McpManager(config.mcp, config.home / "logs" / "mcp", redact)
     executor = _executor(config, registry, audit, gate, redact, tasks, mcp, wiring.progress)
     scheduler = _scheduler(config, store, runner, wiring.notifier)
+    llm = LLM(config.llm)
+    indexer = _indexer(config, store, llm, memory)
     registry.set_context(
         RunContext(
             config=config,
@@ -221,9 +229,9 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
             registry=registry,
             scheduler=scheduler,
             execute=executor.run,
+            embed=indexer.embedder.embed if indexer else None,
         )
     )
-    llm = LLM(config.llm)
     catalog = Catalog()
     model = wiring.model or llm
     agent = _agent(config, store, registry, executor, model, memory, redact, catalog, mcp)
@@ -256,7 +264,15 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
         heartbeat=heartbeat,
         mcp=mcp,
         tasks=tasks,
+        indexer=indexer,
     )
+
+
+def _indexer(config: Config, store: Store, llm: LLM, memory: MemoryStore) -> Indexer | None:
+    """The archive's background embedding, only with `[recall] embeddings_model`."""
+    if config.recall.embeddings_model is None:
+        return None
+    return Indexer(Embedder(llm, config.recall), Archive(store.db), memory)
 
 
 def _agent(

@@ -18,6 +18,7 @@ from augure.common.ports import Approver, Notifier
 from augure.common.progress import Progress
 from augure.config.settings import Config
 from augure.core.app import Core, Standalone, Wiring, build_core
+from augure.core.forgetting import ForgetRequests
 from augure.core.front import Front
 from augure.core.recovery import recover
 from augure.host.home import HomeLock
@@ -163,6 +164,12 @@ async def _serve(
     steps.started("scheduler", core.scheduler.stop)
     core.heartbeat.start()
     steps.started("heartbeat", core.heartbeat.stop)
+    forget_requests = ForgetRequests(core.store, core.audit, core.gate)
+    forget_requests.start()
+    steps.started("forget requests", forget_requests.stop)
+    if core.indexer is not None:
+        core.indexer.start()
+        steps.started("recall indexer", core.indexer.stop)
 
 
 async def _settle(core: Core) -> None:

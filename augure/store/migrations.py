@@ -215,4 +215,60 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tasks ADD COLUMN source TEXT;
     ALTER TABLE conversations ADD COLUMN summary_sources TEXT;
     """,
+    # The archive (docs/recall.md): every message said, kept after compaction, with a
+    # full-text index kept in step by triggers. Existing history is archived here (a
+    # summary is not: what it summarised was dropped before there was an archive). Vectors,
+    # when `[recall] embeddings_model` is set, are float32 blobs of unit length.
+    """
+    CREATE TABLE archive (
+        id INTEGER PRIMARY KEY,
+        chat_id TEXT NOT NULL,
+        conversation_id INTEGER,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        source TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX archive_by_chat ON archive(chat_id, created_at);
+    CREATE VIRTUAL TABLE archive_index USING fts5(
+        text, content='archive', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+    );
+    CREATE VIRTUAL TABLE archive_terms USING fts5vocab(archive_index, 'row');
+    CREATE TRIGGER archive_indexed AFTER INSERT ON archive BEGIN
+        INSERT INTO archive_index (rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER archive_unindexed AFTER DELETE ON archive BEGIN
+        INSERT INTO archive_index (archive_index, rowid, text)
+            VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TABLE archive_vectors (
+        archive_id INTEGER PRIMARY KEY,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+    );
+    CREATE TABLE memory_vectors (
+        digest TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (digest, model)
+    );
+    INSERT INTO archive (chat_id, conversation_id, role, text, source, created_at)
+    SELECT chat_id, conversation_id, role, text, source, created_at FROM (
+        SELECT c.chat_id, m.conversation_id, m.role, m.created_at, m.id,
+            CASE WHEN m.content LIKE '<untrusted_content source="%'
+                THEN substr(m.content, 28, instr(m.content, '">') - 28) END AS source,
+            trim(CASE
+                WHEN m.content LIKE '<untrusted_content source="%' THEN substr(
+                    m.content,
+                    instr(m.content, char(10)) + 1,
+                    length(m.content) - instr(m.content, char(10)) - 21)
+                ELSE COALESCE(m.content, '') END
+              || CASE WHEN m.tool_calls IS NOT NULL THEN ' ' || m.tool_calls ELSE '' END
+            ) AS text
+        FROM messages m JOIN conversations c ON c.id = m.conversation_id
+        WHERE m.role IN ('user', 'assistant', 'tool')
+            AND COALESCE(m.content, '') NOT LIKE '[Summary of the earlier conversation:]%'
+        ORDER BY m.id
+    ) WHERE text != '';
+    """,
 ]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from augure.host.home import private_home
+from augure.store.archive import archive_messages
 from augure.store.connection import Database
 from augure.store.migrations import MIGRATIONS
 
@@ -70,22 +71,31 @@ class Store:
 
     async def add_messages(self, conversation_id: int, messages: list[dict[str, Any]]) -> None:
         rows = _message_rows(conversation_id, messages)
-        await self.db.write(lambda connection: _insert_messages(connection, rows))
+
+        def add(connection: sqlite3.Connection) -> None:
+            _insert_messages(connection, rows)
+            archive_messages(connection, conversation_id, messages)
+
+        await self.db.write(add)
 
     async def replace_messages(
         self,
         conversation_id: int,
         messages: list[dict[str, Any]],
         summary_sources: Sequence[str] | None = None,
+        *,
+        fresh: Sequence[dict[str, Any]] = (),
     ) -> None:
         """Rewrite a conversation (after pruning or compaction): all of it or nothing. With
         `summary_sources`, its first message is a new summary of content from those sources
-        (empty: all trusted)."""
+        (empty: all trusted). The archive keeps what the rewrite drops; `fresh` are the
+        rewrite's messages never stored before, archived with it."""
         rows = _message_rows(conversation_id, messages)
 
         def replace(connection: sqlite3.Connection) -> None:
             connection.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             _insert_messages(connection, rows)
+            archive_messages(connection, conversation_id, fresh)
             if summary_sources is not None:
                 connection.execute(
                     "UPDATE conversations SET summary_sources = ? WHERE id = ?",
@@ -135,6 +145,7 @@ class Store:
                 (turn_id, chat_id, origin, time.time()),
             )
             _insert_messages(connection, rows)
+            archive_messages(connection, conversation_id, [message])
 
         await self.db.write(begin)
 
@@ -164,6 +175,7 @@ class Store:
 
         def finish(connection: sqlite3.Connection) -> None:
             _insert_messages(connection, rows)
+            archive_messages(connection, conversation_id, messages)
             if usage is not None:
                 _insert_usage(connection, chat_id, conversation_id, usage)
             _answer_turn(connection, turn_id, reply, delivered)

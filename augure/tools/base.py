@@ -75,6 +75,9 @@ class RunContext:
     # Counts a model call made inside a tool (a subagent's) in the running turn's usage (set
     # by the turn loop).
     spend: Callable[[LLMResponse], None] | None = None
+    # Texts to vectors through the endpoint's /embeddings; set only with `[recall]
+    # embeddings_model` (docs/recall.md#vectors).
+    embed: Callable[[list[str]], Awaitable[list[Any]]] | None = None
 
     @property
     def chat_id(self) -> str | None:

@@ -23,8 +23,10 @@ and ``streams`` records when each streamed answer began and ended (``time.monoto
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
+import struct
 import time
 import uuid
 from collections import deque
@@ -34,6 +36,7 @@ from typing import Any, ClassVar
 
 from aiohttp import BodyPartReader, web
 
+from tests.fakes import concepts
 from tests.fakes.server import FakeServer
 
 __all__ = [
@@ -170,6 +173,8 @@ class FakeOpenAI(FakeServer):
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.transcriptions: list[dict[str, Any]] = []
+        # Every /embeddings request body, as received.
+        self.embedding_requests: list[dict[str, Any]] = []
         self.transcription_text: str = "transcribed text"
         # An error to answer each transcription with instead (status and message, as `error`).
         self.transcription_failure: Reply | None = None
@@ -191,6 +196,7 @@ class FakeOpenAI(FakeServer):
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         return app
 
     def _started(self) -> None:
@@ -258,6 +264,35 @@ class FakeOpenAI(FakeServer):
         if fields.get("response_format") in ("text", "srt", "vtt"):
             return web.Response(text=self.transcription_text, content_type="text/plain")
         return web.json_response({"text": self.transcription_text})
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        """OpenAI's shape, as strictly: `model` and `input` (a string or a list of at most
+        2048 non-empty strings) required; `encoding_format` float or base64 (the SDK asks
+        for base64 unless told). Vectors come from the concept table (tests/fakes/concepts)."""
+        body = await request.json()
+        self.embedding_requests.append(body)
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        valid = isinstance(texts, list) and 0 < len(texts) <= 2048
+        if not valid or not all(isinstance(t, str) and t for t in texts):
+            return _error_response(400, "'input' must be a non-empty string or list of them")
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return _error_response(400, "you must provide a model parameter")
+        encoding = body.get("encoding_format", "float")
+        if encoding not in ("float", "base64"):
+            return _error_response(400, f"invalid encoding_format {encoding!r}")
+        data = []
+        for index, text in enumerate(texts):
+            vector = concepts.embed(text)
+            packed: Any = vector
+            if encoding == "base64":
+                packed = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            data.append({"object": "embedding", "index": index, "embedding": packed})
+        tokens = sum(len(text.split()) for text in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return web.json_response(
+            {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        )
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:

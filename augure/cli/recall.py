@@ -1,0 +1,129 @@
+"""`augure recall QUERY [--json]`, `augure recall forget ID` and `augure forget --chat ID`
+(docs/recall.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from zoneinfo import ZoneInfo
+
+from augure.common.errors import UsageError
+from augure.config.settings import Config
+from augure.core import forgetting
+from augure.memory.store import MemoryStore
+from augure.store.archive import Archive, Window
+from augure.store.state import Store
+from augure.tools.recall import describe
+from augure.tools.recall_search import Searcher
+from augure.tools.recall_vectors import Embedder
+
+# How long the command waits for a running bot to take its request before giving up.
+PICKUP_SECONDS = 15.0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    recall = commands.add_parser(
+        "recall",
+        help="search past messages and the memory files",
+        description="Search the archive of past messages and the memory files, best match "
+        "first. `augure recall forget ID` removes the archived message #ID.",
+    )
+    recall.add_argument("query", nargs="+", help="words to find (or: forget ID)")
+    recall.add_argument("--chat", help="only this chat (default: every chat)")
+    recall.add_argument("--limit", type=int, default=10, help="at most this many (10)")
+    recall.add_argument("--json", action="store_true", help="one JSON array on stdout")
+    forget = commands.add_parser(
+        "forget",
+        help="wipe a chat's archive (the owner approves in Telegram)",
+        description="Wipe a chat's archive. The running bot asks the owner to approve it in "
+        "Telegram; this command waits for the answer.",
+    )
+    forget.add_argument("--chat", required=True, help="the chat id whose archive is wiped")
+
+
+async def recall(config: Config, args: argparse.Namespace) -> int:
+    words: list[str] = args.query
+    if words[0] == "forget" and len(words) == 2:
+        return await _forget_one(config, words[1])
+    store = await Store.open(config.db_path)
+    embedder = _embedder(config)
+    try:
+        searcher = Searcher(
+            Archive(store.db),
+            MemoryStore(config.memory_dir),
+            embedder.embed if embedder else None,
+            config.recall.embeddings_model,
+        )
+        hits = await searcher.find(" ".join(words), Window(args.chat), max(1, args.limit))
+    finally:
+        await store.close()
+        if embedder is not None:
+            await embedder.llm.close()
+    if args.json:
+        print(json.dumps([hit.as_json() for hit in hits], indent=2, ensure_ascii=False))
+        return 0
+    if not hits:
+        print("Nothing found.")
+    zone = ZoneInfo(config.zone)
+    for hit in hits:
+        print(describe(hit, zone))
+    return 0
+
+
+def _embedder(config: Config) -> Embedder | None:
+    if config.recall.embeddings_model is None:
+        return None
+    from augure.llm.client import LLM
+
+    return Embedder(LLM(config.llm), config.recall)
+
+
+async def _forget_one(config: Config, text: str) -> int:
+    entry = text.removeprefix("#")
+    if not entry.isdigit():
+        raise UsageError(f"not an archive id: {text!r} (see `augure recall QUERY`)")
+    store = await Store.open(config.db_path)
+    try:
+        removed = await Archive(store.db).forget(int(entry))
+    finally:
+        await store.close()
+    print(f"Forgot #{entry}." if removed else f"No archived message #{entry}.")
+    return 0 if removed else 1
+
+
+async def forget(config: Config, args: argparse.Namespace) -> int:
+    """Leave the request for the running bot, then wait for the owner's answer."""
+    chat = str(args.chat)
+    store = await Store.open(config.db_path)
+    try:
+        await forgetting.write_request(store, chat, {"state": "requested"})
+        print(f"Asking the owner in Telegram to approve wiping chat {chat}'s archive…")
+        state = await _outcome(store, chat, config.approval.timeout_seconds)
+        await forgetting.drop_request(store, chat)
+    finally:
+        await store.close()
+    if state.get("state") == "done":
+        print(f"Removed {state['removed']} archived messages of chat {chat}.")
+        return 0
+    if state.get("state") == "requested":
+        raise UsageError("no running bot took the request: start `augure run` and try again")
+    print("Not approved: nothing was removed.")
+    return 1
+
+
+async def _outcome(store: Store, chat: str, approval_seconds: float) -> dict[str, object]:
+    started = time.monotonic()
+    state: dict[str, object] = {"state": "requested"}
+    while True:
+        found = dict(await forgetting.requests(store)).get(chat, state)
+        state = found
+        waited = time.monotonic() - started
+        if state.get("state") in ("done", "rejected"):
+            return state
+        if state.get("state") == "requested" and waited > PICKUP_SECONDS:
+            return state
+        if waited > PICKUP_SECONDS + approval_seconds + 10:
+            return {"state": "rejected"}
+        await asyncio.sleep(0.25)

@@ -1,0 +1,107 @@
+"""`augure forget --chat ID`, carried out by the running bot once the owner approves it in
+Telegram (docs/recall.md#forgetting).
+
+Wiping a chat's archive cannot be undone, so the terminal alone does not decide it: the
+command leaves a request in `settings`, the bot asks the owner with the approval gate (the
+same buttons as a tool call), and writes back the outcome the command is waiting for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from augure.approval.gate import ApprovalGate, ApprovalRequest
+from augure.store.archive import Archive
+from augure.store.audit import Audit
+from augure.store.state import Store
+
+log = logging.getLogger(__name__)
+
+PREFIX = "recall:forget:"
+# The first key after every `recall:forget:…` one (`;` follows `:`): a range on the index.
+_END = "recall:forget;"
+ACTION = "forget_chat"
+POLL_SECONDS = 1.0
+
+
+def request_key(chat_id: str) -> str:
+    return PREFIX + chat_id
+
+
+async def requests(store: Store) -> list[tuple[str, dict[str, Any]]]:
+    rows = await store.db.fetchall(
+        "SELECT key, value FROM settings WHERE key >= ? AND key < ?", (PREFIX, _END)
+    )
+    return [(row["key"].removeprefix(PREFIX), json.loads(row["value"])) for row in rows]
+
+
+async def write_request(store: Store, chat_id: str, state: dict[str, Any]) -> None:
+    await store.db.execute(
+        "INSERT INTO settings (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (request_key(chat_id), json.dumps(state)),
+    )
+
+
+async def drop_request(store: Store, chat_id: str) -> None:
+    await store.db.execute("DELETE FROM settings WHERE key = ?", (request_key(chat_id),))
+
+
+class ForgetRequests:
+    """Picks up the requests the command leaves, one at a time, while the bot runs."""
+
+    def __init__(self, store: Store, audit: Audit, gate: ApprovalGate) -> None:
+        self.store = store
+        self.audit = audit
+        self.gate = gate
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="forget-requests")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                for chat_id, state in await requests(self.store):
+                    if state.get("state") == "requested":
+                        await self.carry_out(chat_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("could not carry out a forget request")
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def carry_out(self, chat_id: str) -> None:
+        await write_request(self.store, chat_id, {"state": "asking"})
+        arguments = {"chat": chat_id}
+        invocation = await self.audit.create(
+            tool=ACTION,
+            origin="cli",
+            arguments=arguments,
+            chat_id=None,
+            turn_id=None,
+            target=f"{ACTION}:chat={chat_id}",
+            approval_status="pending",
+        )
+        verdict = await self.gate.request(
+            ApprovalRequest(invocation, ACTION, arguments, None, "cli", None)
+        )
+        if not verdict.approved:
+            await write_request(self.store, chat_id, {"state": "rejected"})
+            return
+        await self.audit.started(invocation)
+        removed = await Archive(self.store.db).forget_chat(chat_id)
+        said = f"Removed {removed} archived messages of chat {chat_id}."
+        await self.audit.finished(invocation, success=True, output=said, cost_estimate=0)
+        await write_request(self.store, chat_id, {"state": "done", "removed": removed})
