@@ -15,18 +15,15 @@ from augure.tools.recall_search import Hit, Searcher
 from augure.tools.result import relayed_source
 
 NAME = RECALL_TOOL
-# The system prompt's one line on it (its tool notes, in the prompt's stable part).
-HINT = (
-    "when the owner refers to something said before that is not in view (a name, number, "
-    "date, decision from an earlier conversation), search for it before answering."
-)
 
 
 class WhenError(ValueError):
     pass
 
 
-@tool(NAME, hint=HINT, relays=True)
+# Deferred: the prompt lists it in one line (its docstring, which says when to use it), and
+# its schema is sent only once the model loads it: most turns never search the past.
+@tool(NAME, relays=True, deferred=True)
 async def recall(
     ctx: RunContext,
     query: Annotated[str, Field(description="words of what to find")],
@@ -37,7 +34,8 @@ async def recall(
     until: Annotated[str | None, Field(description="ISO date or time, excluded")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
 ) -> ToolResult:
-    """Search past messages (kept after compaction) and the memory files, best match first."""
+    """Search past conversations (kept after compaction) and the memory files, best match first,
+    when the owner refers to something said before that is no longer in view."""
     if chat == "all" and not _owner(ctx):
         return ToolResult.error('chat: "all" is for the owner only; search this chat.')
     if chat == "this" and ctx.chat_id is None:
