@@ -37,6 +37,7 @@ from augure.config.heartbeat import HeartbeatConfig
 from augure.config.keys import Keys
 from augure.config.limits import Profile
 from augure.config.mcp import McpSettings
+from augure.config.voice import VoiceConfig
 
 
 class ConfigError(Exception):
@@ -213,6 +214,7 @@ class Config(BaseSettings):
     # docs/reference/execution.md#subagents: subagents for the `task` tool
     agents: AgentsConfig = AgentsConfig()
     dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
+    voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
