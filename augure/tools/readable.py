@@ -12,10 +12,11 @@ thread keeps every result and every post, which a main-article extractor would d
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from bs4 import BeautifulSoup, Comment, Tag
-from markdownify import STRIP, MarkdownConverter
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup, Tag
 
 # Never text a reader sees.
 INVISIBLE = (
@@ -49,6 +50,8 @@ def is_hidden(element: Tag) -> bool:
 
 
 def _prune(soup: BeautifulSoup) -> None:
+    from bs4 import Comment
+
     for comment in soup.find_all(string=lambda node: isinstance(node, Comment)):
         comment.extract()
     for element in soup.find_all(INVISIBLE):
@@ -77,6 +80,10 @@ def _absolute_links(soup: BeautifulSoup, url: str) -> None:
 
 def readable(html: str, url: str, titled: bool = True) -> str:
     """The page at url as Markdown, headed by its title unless the caller names it."""
+    # Imported on first use: a page is not read at every start, and the parser costs time.
+    from bs4 import BeautifulSoup
+    from markdownify import STRIP, MarkdownConverter
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     _prune(soup)
