@@ -23,11 +23,12 @@ FROM python:3.11-slim-bookworm
 # chromium: the browser tool. bubblewrap + util-linux (setpriv, prlimit) + Debian's python3:
 # the sandbox and what commands find inside it; slirp4netns: its network, when enabled, without
 # the host's loopback. tini: PID 1, reaping what Chromium, MCP servers and bwrap leave behind
-# and passing SIGTERM on. tzdata: TZ is honoured. ca-certificates: TLS.
+# and passing SIGTERM on. tzdata: TZ is honoured. ca-certificates: TLS. opus-tools: spoken
+# replies from an endpoint that returns WAV (docs/voice.md).
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        bubblewrap ca-certificates chromium python3 slirp4netns tini tzdata util-linux \
+        bubblewrap ca-certificates chromium opus-tools python3 slirp4netns tini tzdata util-linux \
     && rm -rf /var/lib/apt/lists/*
 
 COPY --from=build /opt/venv /opt/venv

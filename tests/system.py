@@ -50,6 +50,10 @@ def _slirp4netns() -> bool:
     return shutil.which("slirp4netns") is not None
 
 
+def _opusenc() -> bool:
+    return shutil.which("opusenc") is not None
+
+
 # Debian package name -> whether it is installed here.
 PACKAGES: dict[str, Callable[[], bool]] = {
     "chromium": _chromium,
@@ -58,6 +62,7 @@ PACKAGES: dict[str, Callable[[], bool]] = {
     "util-linux": _unshare,
     "libseccomp2": _libseccomp,
     "slirp4netns": _slirp4netns,
+    "opus-tools": _opusenc,
 }
 
 

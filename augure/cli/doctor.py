@@ -32,6 +32,8 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     yield await _sandbox(config)
     if config.sandbox.backend == "bwrap":
         yield _seccomp()
+    if config.voice.replies != "off":
+        yield _voice(config)
     if not config.telegram.allowed_users:
         yield Check("allowlist", False, "AUGURE_ALLOWED_USERS is empty: nobody may chat", False)
     else:
@@ -123,6 +125,18 @@ def _seccomp() -> Check:
         return Check("seccomp", False, f"{exc}: {lost}", required=False)
     made = f"libseccomp {libseccomp.version()} builds the sandbox's system call filter"
     return Check("seccomp", True, made, required=False)
+
+
+def _voice(config: Config) -> Check:
+    """Spoken replies need opusenc only when the endpoint answers in WAV, not OGG/Opus."""
+    from augure.llm.speech import converter
+
+    replies = f"[voice] replies = {config.voice.replies}"
+    found = converter()
+    if found is None:
+        lost = "speech an endpoint returns as WAV cannot be sent (apt install opus-tools)"
+        return Check("voice", False, f"{replies}, but opusenc is missing: {lost}", False)
+    return Check("voice", True, f"{replies}; {found} turns WAV speech into OGG/Opus", False)
 
 
 async def _browser(config: Config) -> Check:

@@ -38,6 +38,7 @@ from augure.config.keys import Keys
 from augure.config.limits import Profile
 from augure.config.mcp import McpSettings
 from augure.config.recall import RecallConfig
+from augure.config.voice import VoiceConfig
 
 
 class ConfigError(Exception):
@@ -215,6 +216,7 @@ class Config(BaseSettings):
     agents: AgentsConfig = AgentsConfig()
     dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
     recall: RecallConfig = RecallConfig()  # docs/recall.md
+    voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)

@@ -130,6 +130,11 @@ DESCRIPTIONS: dict[str, str] = {
     "dashboard.host": "address to bind; loopback unless allow_remote",
     "dashboard.port": "TCP port; 0 picks a free one (the printed URL says which)",
     "dashboard.allow_remote": "true allows a non-loopback host (use TLS in front)",
+    "voice": "Spoken replies: speech from the endpoint's /audio/speech, sent as voice notes.",
+    "voice.replies": "off; voice_in: a voice note is answered by voice too; always",
+    "voice.tts_model": "the endpoint's text-to-speech model",
+    "voice.voice": "the voice it speaks with (alloy, echo, nova...)",
+    "voice.price_per_million_characters": "USD, to count speech in the spend; 0 = not counted",
     "profiles": "A tool profile (docs/reference/limits.md): limits on the tools some callers use.",
     "profiles.*.origins": "callers it binds (any link of a call's chain, e.g. chat>background): "
     "chat, code, batch, job, skill, background, task:AGENT, heartbeat, dashboard, cli; * = all",

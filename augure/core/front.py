@@ -21,6 +21,7 @@ from augure.common.logins import LoginTokens
 from augure.common.ports import Decision, Verdict
 from augure.config.settings import Config
 from augure.core.app import Core
+from augure.core.speaking import speak
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
 from augure.memory.store import MemoryStore
@@ -173,6 +174,11 @@ class Front:
 
     async def transcribe(self, audio: bytes, filename: str) -> str:
         return await self._state.llm.transcribe(audio, filename)
+
+    async def speak(self, chat_id: str, markdown: str) -> list[bytes] | None:
+        """The answer as voice notes (docs/voice.md); None when it could not be spoken."""
+        state = self._state
+        return await speak(state.llm, state.store, self.config.voice, chat_id, markdown)
 
     async def warm_up(self) -> None:
         await self._state.llm.warm_up()

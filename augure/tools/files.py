@@ -6,7 +6,8 @@ symlink pointing out — is refused. Reads check where the opened file really is
 
 Only regular files are opened, and never in a way that can wait: a named pipe made in the
 workspace would otherwise block open() — and with it the whole event loop — until someone
-writes to it. A PDF's text is read in a child process held to budgets (augure/tools/pdf_text.py).
+writes to it. The text of a PDF or an Office document is read in a child process held to
+budgets (augure/tools/pdf_text.py, augure/tools/office_text.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from pydantic import Field
 
 from augure.sandbox import workspace_name
 from augure.tools.base import Artifact, RunContext, ToolResult, tool
-from augure.tools.pdf_text import Budget, PdfRefused, PdfUnreadable, pdf_text
+from augure.tools.office_text import FORMATS as OFFICE_FORMATS
+from augure.tools.office_text import PROGRAM as OFFICE_READER
+from augure.tools.pdf_text import Budget, PdfRefused, PdfUnreadable, pdf_text, text_in_child
 
 READ_LIMIT = 100_000
 LIST_LIMIT = 200
@@ -175,6 +178,25 @@ async def _read_pdf(fd: int, size: int, shown: str) -> str:
     return f"{shown} (PDF, {size} bytes):\n{text}{note}"
 
 
+async def _read_office(fd: int, size: int, shown: str, extension: str) -> str:
+    """Word, Excel and PowerPoint files: zips of XML, read with the PDF's budgets."""
+    kind = extension.lstrip(".")
+    if size > PDF_MAX_BYTES:
+        raise FilesError(
+            f"{shown}: a .{kind} of {size} bytes, over the size budget for reading its text "
+            f"({PDF_MAX_BYTES} bytes); `send` still delivers it"
+        )
+    budget = Budget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT)
+    try:
+        text, cut = await text_in_child(OFFICE_READER, fd, budget, extension)
+    except PdfRefused as exc:
+        raise FilesError(f"{shown}: {exc}; stopped") from None
+    except PdfUnreadable as exc:
+        return f"{shown}: .{kind}, {size} bytes; {exc}"
+    note = f"\n[cut: only the first {READ_LIMIT // 1000} kB of text shown]" if cut else ""
+    return f"{shown} (.{kind}, {size} bytes):\n{text}{note}"
+
+
 async def _read(ctx: RunContext, path: str) -> str:
     base, target, shown = resolve(ctx, path)
     mode = os.lstat(target).st_mode
@@ -188,6 +210,9 @@ async def _read(ctx: RunContext, path: str) -> str:
         kind = _kind(target.name, head)
         if kind == "application/pdf":
             return await _read_pdf(fd, size, shown)
+        extension = target.suffix.lower()
+        if extension in OFFICE_FORMATS and head.startswith(b"PK\x03\x04"):
+            return await _read_office(fd, size, shown, extension)
     text = None if kind.startswith("image/") else _as_text(head)
     if text is None:
         return f"{shown}: {kind}, {size} bytes (not text; `send` delivers it to the owner)"

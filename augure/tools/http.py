@@ -367,6 +367,7 @@ async def request(
     body: str | dict[str, Any] | list[Any] | None = None,
     guard: Guard | None = None,
     environ: Mapping[str, str] | None = None,
+    raw: bool = False,
 ) -> ToolResult:
     """The whole call, errors returned as results. `guard` defaults to the SSRF check."""
 
@@ -391,7 +392,9 @@ async def request(
         return ToolResult.error(f"no complete response from {url} within {timeout:g} s")
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         return ToolResult.error(_scrub(f"{method} {url} failed: {exc}", secrets))
-    output = _scrub(render(response, method, settings.max_response_bytes), secrets)
+    # Parsing a large page takes a while: off the event loop, so other chats carry on.
+    shown = await asyncio.to_thread(render, response, method, settings.max_response_bytes, raw)
+    output = _scrub(shown, secrets)
     return ToolResult.ok(output) if response.status < 400 else ToolResult.error(output)
 
 
@@ -444,6 +447,9 @@ async def http_tool(
     body: Annotated[
         str | dict[str, Any] | list[Any] | None, Field(description="text, or JSON")
     ] = None,
+    raw: Annotated[
+        bool, Field(description="true: an HTML page's markup instead of its readable text")
+    ] = False,
 ) -> ToolResult:
     """An HTTP request to an API or page: status, main headers, body. Only GET runs
     unasked."""
@@ -451,7 +457,9 @@ async def http_tool(
         settings = load_settings(ctx.config)
     except RequestError as exc:
         return ToolResult.error(str(exc))
-    return await request(method, url, settings=settings, preset=preset, headers=headers, body=body)
+    return await request(
+        method, url, settings=settings, preset=preset, headers=headers, body=body, raw=raw
+    )
 
 
 # pydantic accepts decorated validators here; its stubs only know plain callables.

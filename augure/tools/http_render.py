@@ -1,10 +1,15 @@
-"""How an `http` response reads for the model: status line, main headers, body as text."""
+"""How an `http` response reads for the model: status line, main headers, body as text (an
+HTML page as its readable text unless the call asked for the raw markup)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
+from augure.tools.readable import is_html, readable
+
+# Said once, after the page: the model can ask again for what the readable text leaves out.
+PAGE_NOTE = "\n\n[the page's readable text; `raw: true` returns its HTML]"
 TEXT_TYPES = ("json", "xml", "javascript", "x-www-form-urlencoded", "yaml", "csv")
 
 
@@ -20,7 +25,7 @@ class Response:
     hops: list[str]
 
 
-def render(response: Response, method: str, max_bytes: int) -> str:
+def render(response: Response, method: str, max_bytes: int, raw: bool = False) -> str:
     lines = [f"HTTP {response.status} {response.reason}".rstrip()]
     if len(response.hops) > 1:
         lines.append("redirected: " + " -> ".join(response.hops))
@@ -28,6 +33,8 @@ def render(response: Response, method: str, max_bytes: int) -> str:
     if response.status in (301, 302, 303, 307, 308) and method != "GET":
         lines.append(f"(redirects are followed for GET only; {method} was not repeated)")
     text = _body_text(response)
+    if text and not raw and is_html(response.headers.get("content-type", ""), response.body):
+        text = readable(text, response.hops[-1]) + PAGE_NOTE
     if text:
         lines += ["", text]
     if response.cut:

@@ -46,16 +46,22 @@ class Budget:
 
 async def pdf_text(fd: int, budget: Budget) -> tuple[str, bool]:
     """The text of the PDF open on fd, and True when it was cut at budget.chars."""
+    return await text_in_child(__file__, fd, budget)
+
+
+async def text_in_child(program: str, fd: int, budget: Budget, *more: str) -> tuple[str, bool]:
+    """Run a reader program (this file's protocol: fd, chars, memory, then `more`) on fd."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-I",
-        __file__,
+        program,
         str(fd),
         str(budget.chars),
         str(budget.memory),
+        *more,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,  # pypdf's warnings about a damaged file
+        stderr=asyncio.subprocess.DEVNULL,  # the parser's warnings about a damaged file
         pass_fds=(fd,),  # the file checked by the caller, not a path that could be swapped
         env={},
         start_new_session=True,

@@ -178,6 +178,9 @@ async def test_open_snapshot_type_click_extract(pool: BrowserPool, site: Server)
     assert extracted.output.endswith("\n\nHello Ada")
     whole = await act(pool, Call("extract", "default"))
     assert "Hello Ada" in whole.output and "Nobody greeted yet" not in whole.output
+    # The same readable text as `http`: headings and links as Markdown, links absolute.
+    assert "# Welcome" in whole.output
+    assert f"[Read the article]({site.url}/article)" in whole.output
 
 
 async def test_link_navigation_press_and_long_text(pool: BrowserPool, site: Server) -> None:

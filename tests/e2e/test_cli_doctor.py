@@ -207,3 +207,20 @@ async def test_a_browser_that_is_not_there_is_told_without_a_class_name(
     check = await doctor._browser(config)
     assert not check.ok and "[tools.browser] executable_path" in check.detail, check.detail
     assert not any(name in check.line() for name in CLASS_NAMES), check.line()
+
+
+def test_doctor_checks_the_voice_converter_only_when_replies_are_spoken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUGURE__VOICE__REPLIES", "voice_in")
+    config = load_config(home=tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no opusenc here
+    missing = doctor._voice(config)
+    assert not missing.ok and not missing.required
+    assert "opusenc is missing" in missing.line() and "apt install opus-tools" in missing.line()
+    fake = tmp_path / "opusenc"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert doctor._voice(config).line() == (
+        f"ok    voice: [voice] replies = voice_in; {fake} turns WAV speech into OGG/Opus"
+    )

@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from aiohttp import BodyPartReader, web
 
 from tests.fakes import concepts
+from tests.fakes.audio import ogg_opus, wav
 from tests.fakes.server import FakeServer
 
 __all__ = [
@@ -179,6 +180,11 @@ class FakeOpenAI(FakeServer):
         # An error to answer each transcription with instead (status and message, as `error`).
         self.transcription_failure: Reply | None = None
         self.models: list[str] = ["test-model"]
+        # /audio/speech: each request's JSON body; an error to answer with instead; and the
+        # one format a server returns whatever is asked (None: the format asked for).
+        self.speeches: list[dict[str, Any]] = []
+        self.speech_failure: Reply | None = None
+        self.speech_only: str | None = None
         # (first byte written, [DONE] written) of each streamed answer, in time.monotonic().
         self.streams: list[tuple[float, float]] = []
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
@@ -197,6 +203,7 @@ class FakeOpenAI(FakeServer):
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/v1/audio/speech", self._speech)
         return app
 
     def _started(self) -> None:
@@ -293,6 +300,22 @@ class FakeOpenAI(FakeServer):
         return web.json_response(
             {"object": "list", "data": data, "model": body["model"], "usage": usage}
         )
+
+    async def _speech(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.speeches.append(body)
+        if not body.get("input") or not body.get("model") or not body.get("voice"):
+            return _error_response(400, "input, model and voice are required")
+        if len(body["input"]) > 4096:
+            return _error_response(400, "input is longer than 4096 characters")
+        failure = self.speech_failure
+        if failure is not None:
+            return _error_response(failure.status, failure.error_message, failure.error_fields)
+        kind = self.speech_only or body.get("response_format", "mp3")
+        audio = {"opus": (ogg_opus(), "audio/ogg"), "wav": (wav(), "audio/wav")}.get(
+            kind, (b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb" * 64, "audio/mpeg")
+        )
+        return web.Response(body=audio[0], content_type=audio[1])
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:

@@ -17,6 +17,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from aiohttp import web
@@ -246,6 +247,9 @@ class FakeUpstream(FakeServer):
             return web.Response(
                 body=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", content_type="image/png"
             )
+        if name.endswith(".html"):  # a saved web page (tests/fixtures/pages/)
+            page = Path(__file__).parent.parent / "fixtures" / "pages" / name
+            return web.Response(body=page.read_bytes(), content_type="text/html", charset="utf-8")
         if name == "missing":
             return web.json_response({"message": "Not Found"}, status=404)
         return web.json_response({"hello": "world", "path": request.path_qs, "list": [1, 2]})

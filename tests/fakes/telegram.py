@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 from aiohttp import web
 
 from tests.fakes import telegram_messages
+from tests.fakes.audio import is_ogg_opus
 from tests.fakes.server import FakeServer
 from tests.fakes.telegram_html import ContentError, check_reply_markup, format_text, utf16_len
 
@@ -187,7 +188,7 @@ class FakeTelegram(FakeServer):
             "getMe", "deleteWebhook", "getWebhookInfo", "setMyCommands", "getMyCommands",
             "deleteMyCommands", "getUpdates", "sendMessage", "editMessageText",
             "editMessageReplyMarkup", "deleteMessage", "answerCallbackQuery", "sendChatAction",
-            "sendPhoto", "sendDocument", "getFile", "close", "logOut",
+            "sendPhoto", "sendDocument", "sendVoice", "getFile", "close", "logOut",
         ):  # fmt: skip
             self._handlers[name.lower()] = (name, getattr(self, f"_api_{name}"))
 
@@ -788,6 +789,22 @@ class FakeTelegram(FakeServer):
         content = lambda: {"document": self._document(name, data), **caption}  # noqa: E731
         media = {"document_bytes": data, "document_name": name}
         return self._send(params, content, params.get("caption"), **media)
+
+    async def _api_sendVoice(self, params: JSON) -> JSON:
+        """Only an uploaded OGG/Opus file plays as a voice note, as Telegram documents."""
+        self._chat(params)
+        value = params.get("voice")
+        if not isinstance(value, UploadedFile):
+            raise ApiError("Bad Request: there is no voice in the request (multipart upload)")
+        data = value.data
+        if not is_ogg_opus(data):
+            raise ApiError("Bad Request: VOICE_MESSAGE_INVALID: an OGG file encoded with OPUS")
+        caption = self._caption(params)
+        file = self._add_file(data, "voice", ".oga")
+        voice = {"file_id": file.file_id, "file_unique_id": file.unique_id, "duration": 1,
+                 "mime_type": "audio/ogg", "file_size": len(data)}  # fmt: skip
+        content = lambda: {"voice": voice, **caption}  # noqa: E731
+        return self._send(params, content, params.get("caption"), voice_bytes=data)
 
     async def _api_getFile(self, params: JSON) -> JSON:
         file = self._files.get(str(params.get("file_id", "")))

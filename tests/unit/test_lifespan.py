@@ -25,6 +25,7 @@ SERVING = [
     "listening",
     "scheduler",
     "heartbeat",
+    "forget requests",
     "dashboard",
     "settle",
 ]

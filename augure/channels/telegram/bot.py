@@ -54,6 +54,7 @@ from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.tasks import PREFIX as TASK
 from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
+from augure.channels.telegram.voice import reply_by_voice
 from augure.common.errors import UsageError
 from augure.common.keepalive import keep_client_sockets, tls_context
 from augure.config.settings import Config, source_of
@@ -376,14 +377,16 @@ class TelegramBot:
             told = f"I could not listen to that voice note: {exc}."
             await self.delivery.send_text(message.chat_id, told)
             return
-        await self._converse(message.chat_id, f"[Voice note, transcribed]: {heard}")
+        await self._converse(message.chat_id, f"[Voice note, transcribed]: {heard}", True)
 
-    async def _converse(self, chat_id: int, content: Any) -> None:
+    async def _converse(self, chat_id: int, content: Any, spoken_in: bool = False) -> None:
         """One turn: typing while it works, the answer streamed or sent, then artifacts."""
         front = self.front
         turn_id = front.new_turn_id()
         stream = None
-        if self.streaming:
+        # A spoken answer is not streamed: the voice note carries its text as one message.
+        by_voice = self.config.voice.speaks(spoken_in)
+        if self.streaming and not by_voice:
 
             async def shown(message_id: int, text: str) -> None:
                 await front.preview_shown(turn_id, message_id, text)
@@ -391,7 +394,9 @@ class TelegramBot:
             stream = StreamingReply(self.delivery, chat_id, shown)
         async with self.delivery.typing(chat_id):
             reply = await front.converse(str(chat_id), content, stream=stream, turn_id=turn_id)
-        if stream is not None:
+        if by_voice:
+            await reply_by_voice(self.delivery, front, chat_id, reply.text)
+        elif stream is not None:
             await stream.finish(reply.text)
         else:
             await self.delivery.send_markdown(chat_id, reply.text)

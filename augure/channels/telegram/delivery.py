@@ -105,13 +105,16 @@ class Delivery:
         return await self.call(chat_id, send)
 
     @contextlib.asynccontextmanager
-    async def typing(self, chat_id: int) -> AsyncIterator[None]:
-        """Show "typing…" while the block runs, once it has run TYPING_DELAY_SECONDS."""
+    async def typing(
+        self, chat_id: int, action: ChatAction = ChatAction.TYPING
+    ) -> AsyncIterator[None]:
+        """Show "typing…" (or another action, e.g. "recording a voice message") while the
+        block runs, once it has run TYPING_DELAY_SECONDS."""
 
         async def keep_typing() -> None:
             while True:
                 with contextlib.suppress(Exception):  # a lost indicator is harmless
-                    await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
+                    await self.bot.send_chat_action(chat_id, action)
                 await asyncio.sleep(TYPING_REFRESH_SECONDS)
 
         # A timer rather than a sleeping task: most turns end before it fires, and then no

@@ -37,6 +37,7 @@ from augure.tools.browser.session import (
     Session,
     find_executable,
 )
+from augure.tools.readable import readable
 
 Action = Literal[
     "open", "navigate", "snapshot", "click", "type", "press", "extract", "screenshot", "close"
@@ -329,10 +330,11 @@ async def _extract(pool: BrowserPool, call: Call) -> ToolResult:
     found = await pool.session(call.session, create=False)
     if call.ref or call.selector:
         element, _ = await _element(found.page, call)
-        raw = await element.inner_text()
+        html = await element.evaluate("element => element.outerHTML")
     else:
-        raw = await found.page.locator("body").inner_text()
-    text = re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", raw)).strip()
+        html = await found.page.content()  # the page as it is now, scripts' changes included
+    # The same readable text as `http` gives; parsed off the event loop, as a page can be big.
+    text = await asyncio.to_thread(readable, html, found.page.url, False)
     if len(text) > EXTRACT_LIMIT:
         text = f"{text[:EXTRACT_LIMIT]}\n[text cut at {EXTRACT_LIMIT} of {len(text)} characters]"
     title = await found.page.title()
