@@ -30,6 +30,7 @@ from augure.cli import limits as cli_limits
 from augure.cli import mcp as cli_mcp
 from augure.cli import skills as cli_skills
 from augure.cli import tasks as cli_tasks
+from augure.cli import usage as cli_usage
 from augure.common.errors import UsageError
 from augure.config.settings import Config, ConfigError, default_home, load_config, load_env_file
 from augure.host import logs
@@ -90,12 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     for effect in ("allow", "deny"):
         rule = rules_commands.add_parser(effect, help=f"always {effect} calls matching PATTERN")
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
-    cli_jobs.add_parser(commands)
-    cli_limits.add_parser(commands)
-    cli_tasks.add_parser(commands)
-    cli_skills.add_parser(commands)
-    cli_mcp.add_parser(commands)
-    cli_dashboard.add_parser(commands)
+    # The command groups that declare their own parser, in the order `--help` lists them.
+    for group in (cli_jobs, cli_limits, cli_usage, cli_tasks, cli_skills, cli_mcp, cli_dashboard):
+        group.add_parser(commands)
     backup.add_parsers(commands)
     _describe(parser)
     _everywhere(parser)
@@ -340,6 +338,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "rules": cli_audit.rules,
     "jobs": cli_jobs.jobs,
     "limits": cli_limits.limits,
+    "usage": cli_usage.usage,
     "tasks": cli_tasks.tasks,
     "skills": cli_skills.skills,
     "mcp": cli_mcp.mcp,

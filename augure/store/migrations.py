@@ -215,4 +215,31 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tasks ADD COLUMN source TEXT;
     ALTER TABLE conversations ADD COLUMN summary_sources TEXT;
     """,
+    # Every model call and what it cost (docs/spend.md): counted against [budget] across
+    # restarts, by kind of work; a call the budget refused is a row too (`skipped`). cost_usd
+    # NULL: the model has no price, an unknown cost, never a free one. A notice sent once
+    # per period (the warning, the cap) is claimed here, so a restart does not repeat it.
+    """
+    CREATE TABLE model_calls (
+        id INTEGER PRIMARY KEY,
+        created_at REAL NOT NULL,
+        day TEXT NOT NULL,
+        month TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        model TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('answered', 'skipped')),
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL
+    );
+    CREATE INDEX model_calls_by_day ON model_calls(day);
+    CREATE INDEX model_calls_by_month ON model_calls(month);
+    CREATE TABLE budget_notices (
+        period TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        sent_at REAL NOT NULL,
+        PRIMARY KEY (period, kind)
+    );
+    """,
 ]
