@@ -153,3 +153,19 @@ async def test_a_model_without_a_price_is_counted_as_unknown_never_free(
     }
     code, out, _ = await augure("doctor", env=environment(bot.home, endpoint))
     assert "warn  price test-model: no price" in out
+
+
+async def test_a_voice_note_is_not_transcribed_once_a_cap_is_reached(
+    start: Start, llm: FakeOpenAI
+) -> None:
+    bot = await start(CAPPED, AUGURE__LLM__TRANSCRIPTION_MODEL="whisper-1")
+    llm.script(text("First answer.", usage=(10, 5)))
+    await ask(bot, "hello", "First answer.")
+    before = told(bot, "I could not listen to that voice note")
+    bot.telegram.inject_message(OWNER, voice=b"OggS fake opus bytes")
+    await bot.telegram.wait_for(
+        lambda c: told(bot, "I could not listen to that voice note") > before, timeout=15
+    )
+    (refused,) = [t for t in texts(bot) if "could not listen" in t]
+    assert "daily budget of $0.01 is reached" in refused
+    assert llm.transcriptions == []
