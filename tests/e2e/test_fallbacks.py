@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from augure.agent.history import SUMMARY_PROMPT
+from augure.scheduler.heartbeat import Beat
 from tests.e2e.conftest import OWNER, Bot
-from tests.fakes.openai import FakeOpenAI, Reply, error, text
+from tests.fakes.openai import FakeOpenAI, Reply, error, text, tool
 from tests.fakes.telegram import FakeTelegram
 
 Start = Callable[..., Awaitable[Bot]]
@@ -23,6 +24,7 @@ model = "backup-model"
 input_price_per_million = 1.0
 output_price_per_million = 1.0
 """
+CHEAP = BACKUP.replace("backup-model", "cheap-model")
 
 
 @pytest.fixture
@@ -133,7 +135,7 @@ async def test_a_stream_cut_after_some_text_is_finalised_with_a_note_never_asked
 
 
 async def test_a_summary_goes_to_the_summary_model(start: Start, llm: FakeOpenAI) -> None:
-    toml = BACKUP.replace("backup-model", "cheap-model") + '[llm.roles]\nsummary = "cheap-model"\n'
+    toml = CHEAP + '[llm.roles]\nsummary = "cheap-model"\n'
     toml += "[agent]\nhistory_tokens = 1000\n"
     bot = await start(toml)
     llm.script_for("cheap-model", text("They talked about a long story.", usage=(500, 20)))
@@ -147,3 +149,29 @@ async def test_a_summary_goes_to_the_summary_model(start: Start, llm: FakeOpenAI
     report = await bot.core.budget.report()
     assert report.today.by_origin["summary"].calls == 1
     assert set(report.today.by_model) == {"test-model", "cheap-model"}
+
+
+async def test_the_heartbeat_goes_to_the_heartbeat_model(start: Start, llm: FakeOpenAI) -> None:
+    toml = CHEAP + '[llm.roles]\nheartbeat = "cheap-model"\n'
+    bot = await start(toml, AUGURE__HEARTBEAT__ACTIVE_HOURS="00:00-24:00")
+    assert bot.core is not None
+    (bot.core.config.memory_dir / "heartbeat.md").write_text("- Is the door locked?\n")
+    llm.script_for("cheap-model", text("HEARTBEAT_OK"))
+    assert await bot.core.heartbeat.beat() is Beat.OK
+    assert models_asked(llm) == ["cheap-model"]
+    report = await bot.core.budget.report()
+    assert set(report.today.by_origin) == {"heartbeat"}
+
+
+async def test_a_subagent_goes_to_the_subagent_model(start: Start, llm: FakeOpenAI) -> None:
+    toml = CHEAP + '[llm.roles]\nsubagent = "cheap-model"\n'
+    toml += '[agents.scout]\ninstructions = "Scouts."\ntools = []\n'
+    bot = await start(toml)
+    llm.script_for("test-model", tool("task", {"prompt": "look", "agent": "scout"}))
+    llm.script_for("test-model", text("The scout found it."))
+    llm.script_for("cheap-model", text("Found it."))
+    await ask(bot, "send the scout", "The scout found it.")
+    assert models_asked(llm) == ["test-model", "cheap-model", "test-model"]
+    assert bot.core is not None
+    report = await bot.core.budget.report()
+    assert report.today.by_origin["subagent"].calls == 1
