@@ -85,6 +85,8 @@ class Budget:
         )
 
     async def check(self, kind: str, model: str) -> None:
+        if not self.settings.capped:
+            return  # nothing to read before every call
         refusal = await self.reached()
         if refusal is None:
             return

@@ -217,8 +217,10 @@ MIGRATIONS: list[str] = [
     """,
     # Every model call and what it cost (docs/spend.md): counted against [budget] across
     # restarts, by kind of work; a call the budget refused is a row too (`skipped`). cost_usd
-    # NULL: the model has no price, an unknown cost, never a free one. A notice sent once
-    # per period (the warning, the cap) is claimed here, so a restart does not repeat it.
+    # NULL: the model has no price, an unknown cost, never a free one. The running total of
+    # each day and month ("day:2026-11-26") is kept beside, so the check before every call
+    # reads two rows, however many calls the month had. A notice sent once per period (the
+    # warning, the cap) is claimed here, so a restart does not repeat it.
     """
     CREATE TABLE model_calls (
         id INTEGER PRIMARY KEY,
@@ -235,6 +237,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX model_calls_by_day ON model_calls(day);
     CREATE INDEX model_calls_by_month ON model_calls(month);
+    CREATE TABLE spend_totals (
+        period TEXT PRIMARY KEY,
+        usd REAL NOT NULL
+    );
     CREATE TABLE budget_notices (
         period TEXT NOT NULL,
         kind TEXT NOT NULL,

@@ -3,6 +3,7 @@ sent once per budget period (docs/spend.md)."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass, field
 
@@ -59,22 +60,33 @@ class Ledger:
         self.db = db
 
     async def record(self, call: ModelCall) -> None:
-        await self.db.execute(
-            "INSERT INTO model_calls (created_at, day, month, origin, model, outcome, "
-            "prompt_tokens, cached_tokens, completion_tokens, cost_usd) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (time.time(), call.day, call.month, call.origin, call.model, call.outcome,
-             call.prompt_tokens, call.cached_tokens, call.completion_tokens, call.cost_usd),
-        )  # fmt: skip
+        """The call and its period's running totals, in one transaction."""
+
+        def insert(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT INTO model_calls (created_at, day, month, origin, model, outcome, "
+                "prompt_tokens, cached_tokens, completion_tokens, cost_usd) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (time.time(), call.day, call.month, call.origin, call.model, call.outcome,
+                 call.prompt_tokens, call.cached_tokens, call.completion_tokens, call.cost_usd),
+            )  # fmt: skip
+            if call.cost_usd:
+                connection.executemany(
+                    "INSERT INTO spend_totals (period, usd) VALUES (?, ?) "
+                    "ON CONFLICT (period) DO UPDATE SET usd = usd + excluded.usd",
+                    [(f"day:{call.day}", call.cost_usd), (f"month:{call.month}", call.cost_usd)],
+                )
+
+        await self.db.write(insert)
 
     async def spent(self, day: str, month: str) -> tuple[float, float]:
         """USD spent on priced calls that day and that month."""
-        row = await self.db.fetchone(
-            "SELECT COALESCE(SUM(CASE WHEN day = ? THEN cost_usd END), 0), "
-            "COALESCE(SUM(cost_usd), 0) FROM model_calls WHERE month = ?",
-            (day, month),
+        rows = await self.db.fetchall(
+            "SELECT period, usd FROM spend_totals WHERE period IN (?, ?)",
+            (f"day:{day}", f"month:{month}"),
         )
-        return (float(row[0]), float(row[1])) if row else (0.0, 0.0)
+        totals = {str(period): float(usd) for period, usd in rows}
+        return totals.get(f"day:{day}", 0.0), totals.get(f"month:{month}", 0.0)
 
     async def period(self, column: str, key: str) -> Period:
         """Every call of one day (`column` "day") or month ("month"), by origin and model."""
