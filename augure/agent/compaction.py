@@ -10,6 +10,7 @@ from typing import Any
 from augure.agent import history
 from augure.agent.tally import Tally
 from augure.agent.turn import ChatModel
+from augure.llm.budget import SUMMARY, working_as
 from augure.llm.client import LLMError
 from augure.store.state import Store
 from augure.tools.registry import ToolRegistry, outside_sources
@@ -36,12 +37,13 @@ async def compact(
         older, recent = history.split_for_summary(messages, limit // 2)
         if older:
             try:
-                summary = await llm.complete(
-                    [
-                        {"role": "system", "content": history.SUMMARY_PROMPT},
-                        {"role": "user", "content": history.transcript(older)},
-                    ]
-                )
+                with working_as(SUMMARY):  # billed as a summary, sent to [llm.roles] summary
+                    summary = await llm.complete(
+                        [
+                            {"role": "system", "content": history.SUMMARY_PROMPT},
+                            {"role": "user", "content": history.transcript(older)},
+                        ]
+                    )
             except LLMError as exc:
                 log.warning("could not summarise the history: %s", exc)
             else:

@@ -17,6 +17,7 @@ from typing import Any
 
 from augure.agent.turn import ChatModel
 from augure.config.agents import AgentSpec
+from augure.llm.budget import SUBAGENT, working_as
 from augure.llm.client import LLMError
 from augure.tools.base import Artifact, Catalogue, RunContext, Tool, ToolResult
 from augure.tools.result import relayed_source
@@ -75,7 +76,9 @@ async def run_subagent(
     done = _Progress()
     while done.steps < spec.max_loops:
         try:
-            response = await llm.complete(messages, schemas, model=spec.model)
+            # Billed as subagent work; without its own model, [llm.roles] subagent's.
+            with working_as(SUBAGENT):
+                response = await llm.complete(messages, schemas, model=spec.model)
         except LLMError as exc:
             return _interrupted(name, done, exc)
         done.steps += 1

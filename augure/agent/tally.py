@@ -16,11 +16,13 @@ class Tally:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    model: str = ""  # the model that gave the last answer (a fallback's, a role's)
 
     def add(self, response: LLMResponse) -> None:
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
         self.calls += 1
+        self.model = response.model or self.model
 
     @property
     def total(self) -> int:
@@ -45,7 +47,7 @@ class Tally:
         # Memory is a slice of the system prompt: its share of the tokens, by characters.
         memory = prompt * memory_chars // len(system) if system else 0
         return TurnUsage(
-            model=model,
+            model=self.model or model,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             llm_calls=self.calls,

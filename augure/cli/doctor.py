@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from augure.config.budget import Prices
 from augure.config.settings import Config, source_of
 
 CHECK_TIMEOUT = 10.0
@@ -27,6 +28,8 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     yield Check("config", True, f"home {config.home}")
     yield _home(config)
     yield await _llm(config)
+    for check in price_checks(config):
+        yield check
     yield await _telegram(config)
     yield await _browser(config)
     yield await _sandbox(config)
@@ -45,6 +48,31 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     for tool in build_registry(config).list():
         missing = tool.config_check(config)
         yield Check(f"tool {tool.name}", missing is None, missing or "ready", required=False)
+
+
+def price_checks(config: Config) -> list[Check]:
+    """With a `[budget]` cap, each model without a price: its calls cannot count against the
+    cap (docs/reference/spend.md#unknown-prices)."""
+    if not config.budget.capped:
+        return []
+    models: list[tuple[str, Prices, str]] = [(config.llm.model, config.llm, "[llm]")]
+    models += [(f.model, f, "its [[llm.fallbacks]] entry") for f in config.llm.fallbacks]
+    return [
+        Check(
+            f"price {name}",
+            False,
+            f"no price, so its calls are counted in tokens but not against [budget]: set "
+            f"input_price_per_million and output_price_per_million in {where}",
+            required=False,
+        )
+        if not prices.priced
+        else Check(
+            f"price {name}",
+            True,
+            f"${prices.input_price_per_million}/M in, ${prices.output_price_per_million}/M out",
+        )
+        for name, prices, where in models
+    ]
 
 
 def _home(config: Config) -> Check:

@@ -31,6 +31,7 @@ from augure.cli import mcp as cli_mcp
 from augure.cli import recall as cli_recall
 from augure.cli import skills as cli_skills
 from augure.cli import tasks as cli_tasks
+from augure.cli import usage as cli_usage
 from augure.common.errors import UsageError
 from augure.config.settings import Config, ConfigError, default_home, load_config, load_env_file
 from augure.host import logs
@@ -39,6 +40,19 @@ from augure.store.audit import STATUSES
 from augure.store.connection import StateError
 
 log = logging.getLogger("augure")
+
+
+# The command groups that declare their own parser, in the order `--help` lists them.
+COMMAND_GROUPS = (
+    cli_jobs,
+    cli_limits,
+    cli_usage,
+    cli_tasks,
+    cli_skills,
+    cli_mcp,
+    cli_dashboard,
+    cli_recall,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,6 +84,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("name", help="the tool's name (see `augure tools list`)")
     run.add_argument("--args", default="{}", help="the arguments as a JSON object")
 
+    _approval_parsers(commands)
+    for group in COMMAND_GROUPS:
+        group.add_parser(commands)
+    backup.add_parsers(commands)
+    _describe(parser)
+    _everywhere(parser)
+    return parser
+
+
+def _approval_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The audit and the approvals: invocations, approvals, approve, reject, rules."""
     invocations = commands.add_parser("invocations", help="recent tool calls, newest first")
     invocations.add_argument("--status", help=f"only this status: {', '.join(STATUSES)}")
     invocations.add_argument("--tool", help="only calls of this tool")
@@ -91,12 +116,6 @@ def _parser() -> argparse.ArgumentParser:
     for effect in ("allow", "deny"):
         rule = rules_commands.add_parser(effect, help=f"always {effect} calls matching PATTERN")
         rule.add_argument("pattern", help="`*` and `?` over targets, e.g. memory_write:path=a/*")
-    for group in (cli_jobs, cli_limits, cli_tasks, cli_skills, cli_mcp, cli_dashboard, cli_recall):
-        group.add_parser(commands)
-    backup.add_parsers(commands)
-    _describe(parser)
-    _everywhere(parser)
-    return parser
 
 
 def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -337,6 +356,7 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "rules": cli_audit.rules,
     "jobs": cli_jobs.jobs,
     "limits": cli_limits.limits,
+    "usage": cli_usage.usage,
     "tasks": cli_tasks.tasks,
     "skills": cli_skills.skills,
     "mcp": cli_mcp.mcp,

@@ -23,6 +23,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -33,6 +34,7 @@ from pydantic_settings import (
 
 from augure.config import tools as tool_settings
 from augure.config.agents import AgentsConfig
+from augure.config.budget import BudgetConfig, Fallback, Prices, Roles
 from augure.config.heartbeat import HeartbeatConfig
 from augure.config.keys import Keys
 from augure.config.limits import Profile
@@ -56,7 +58,7 @@ class LLMOverrides(_Section):
     max_tokens: int | None = None
 
 
-class LLMConfig(_Section):
+class LLMConfig(Prices):
     model: str = "gpt-4o-mini"
     base_url: str | None = None
     api_key: SecretStr | None = None
@@ -66,16 +68,20 @@ class LLMConfig(_Section):
     coding: LLMOverrides = LLMOverrides()
     # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
     transcription_model: str | None = None
-    # For the cost estimate of /usage; 0 means unknown.
-    input_price_per_million: float = Field(default=0.0, ge=0)
-    output_price_per_million: float = Field(default=0.0, ge=0)
+    # docs/spend.md: tried in order when the primary fails in a way another model may not.
+    fallbacks: list[Fallback] = Field(default_factory=list)
+    roles: Roles = Roles()
 
-    def dollars(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        """The estimated cost in USD; None while no price is set."""
-        if not (self.input_price_per_million or self.output_price_per_million):
-            return None
-        spent = prompt_tokens * self.input_price_per_million
-        return (spent + completion_tokens * self.output_price_per_million) / 1_000_000
+    @model_validator(mode="after")
+    def _roles_name_a_model(self) -> LLMConfig:
+        known = [self.model, *(entry.model for entry in self.fallbacks)]
+        for role, named in self.roles.model_dump().items():
+            if named is not None and named not in known:
+                raise ValueError(
+                    f"roles.{role} names {named!r}, which is neither [llm] model nor the "
+                    f"model of a [[llm.fallbacks]] entry ({', '.join(map(repr, known))})"
+                )
+        return self
 
 
 class AgentConfig(_Section):
@@ -217,6 +223,7 @@ class Config(BaseSettings):
     dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
     recall: RecallConfig = RecallConfig()  # docs/recall.md
     voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
+    budget: BudgetConfig = BudgetConfig()  # docs/spend.md
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
@@ -266,6 +273,8 @@ class Config(BaseSettings):
             "OPENAI_API_KEY": self.llm.api_key,
             "LLM_CODING_API_KEY": self.llm.coding.api_key,
         }
+        for number, fallback in enumerate(self.llm.fallbacks, 1):
+            candidates[f"LLM_FALLBACK_{number}_API_KEY"] = fallback.api_key
         for name, secret in candidates.items():
             if secret is not None and secret.get_secret_value():
                 found[name] = secret.get_secret_value()

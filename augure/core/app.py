@@ -23,8 +23,11 @@ from augure.common.logins import LoginTokens
 from augure.common.ports import Approver, Notifier
 from augure.common.progress import Progress
 from augure.config.settings import Config
+from augure.core.spend import Budget, build_models
 from augure.host.secrets import Redactor
+from augure.llm.budget import HEARTBEAT, JOB, SKILL, working_as
 from augure.llm.client import LLM
+from augure.llm.models import Models
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat
@@ -35,6 +38,7 @@ from augure.skills.store import SkillStore
 from augure.skills.tools import skill_tools
 from augure.store.archive import Archive
 from augure.store.audit import Audit
+from augure.store.spend import Ledger
 from augure.store.state import Store
 from augure.store.tasks import Tasks
 from augure.tools.base import RunContext, Tool
@@ -105,9 +109,12 @@ class TurnRunner:
     those run their turns on the agent. The runner is built first and handed to them; `bind`
     gives it the agent and the skills once they exist, before anything has started."""
 
-    def __init__(self, *, config: Config, notifier: Notifier | None) -> None:
+    def __init__(
+        self, *, config: Config, notifier: Notifier | None, budget: Budget | None = None
+    ) -> None:
         self.config = config
         self.notifier = notifier
+        self.budget = budget
         self._agent: Agent | None = None
         self._skills: SkillService | None = None
 
@@ -120,32 +127,45 @@ class TurnRunner:
             raise RuntimeError("a turn was asked for before the core was built")
         return self._agent
 
+    async def _affordable(self, kind: str) -> None:
+        """Work no one waits for is skipped, not begun, once a `[budget]` cap is reached: the
+        BudgetReached raised here is recorded as a skip by whoever runs it."""
+        if self.budget is not None:
+            await self.budget.check(kind, self.config.llm.model)
+
     async def job(self, conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
+        await self._affordable(JOB)
         # Each run starts a fresh conversation: a job's output is delivered to the owner,
         # never fed back as user input, and never piles up across runs.
         await self.agent.new_conversation(conversation)
-        return (await self.agent.handle(conversation, prompt, origin=chain)).text
+        with working_as(JOB):
+            return (await self.agent.handle(conversation, prompt, origin=chain)).text
 
     async def skill(self, skill_id: str, chain: tuple[str, ...]) -> str:
         if self._skills is None:
             raise RuntimeError("a skill was asked for before the core was built")
-        return await self._skills.run_scheduled(skill_id, chain)
+        await self._affordable(SKILL)
+        with working_as(SKILL):
+            return await self._skills.run_scheduled(skill_id, chain)
 
     async def skill_turn(
         self, conversation: str, prompt: str, tools: Collection[str], chain: tuple[str, ...]
     ) -> str:
         # A fresh conversation each run, limited to the skill's declared tools.
         await self.agent.new_conversation(conversation)
-        return (await self.agent.handle(conversation, prompt, origin=chain, tools=tools)).text
+        with working_as(SKILL):
+            return (await self.agent.handle(conversation, prompt, origin=chain, tools=tools)).text
 
     async def heartbeat(self, prompt: str) -> str:
         owner = self.config.owner_chat
         assert owner is not None
+        await self._affordable(HEARTBEAT)
         # Under the owner chat's lock, so it never overlaps a turn there; in a fresh
         # conversation of its own, so its checks do not pile up in the owner's history.
         async with self.agent.lock(owner):
             await self.agent.new_conversation(HEARTBEAT_CHAT)
-            return (await self.agent.handle(HEARTBEAT_CHAT, prompt, origin="heartbeat")).text
+            with working_as(HEARTBEAT):
+                return (await self.agent.handle(HEARTBEAT_CHAT, prompt, origin="heartbeat")).text
 
     async def announce(self, report: Report) -> None:
         """A background task's result comes back as a turn of its own in its chat, for the
@@ -177,6 +197,8 @@ class Core:
     gate: ApprovalGate
     executor: Executor
     llm: LLM
+    models: Models  # what every caller asks: budget, roles, fallbacks (docs/spend.md)
+    budget: Budget
     agent: Agent
     redact: Redactor
     scheduler: Scheduler
@@ -214,7 +236,8 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
     registry = build_registry(config, wiring.extra_tools)
     audit = Audit(store)
     gate = ApprovalGate(audit, config.approval.timeout_seconds, wiring.approvers)
-    runner = TurnRunner(config=config, notifier=wiring.notifier)
+    budget = _budget(config, store, wiring.notifier)
+    runner = TurnRunner(config=config, notifier=wiring.notifier, budget=budget)
     tasks = TaskManager(Tasks(store.db), runner.announce)
     mcp = McpManager(config.mcp, config.home / "logs" / "mcp", redact)
     executor = _executor(config, registry, audit, gate, redact, tasks, mcp, wiring.progress)
@@ -222,18 +245,10 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
     llm = LLM(config.llm)
     indexer = _indexer(config, store, llm, memory)
     registry.set_context(
-        RunContext(
-            config=config,
-            memory=memory,
-            store=store,
-            registry=registry,
-            scheduler=scheduler,
-            execute=executor.run,
-            embed=indexer.embedder.embed if indexer else None,
-        )
+        _tools_context(config, memory, store, registry, scheduler, executor, indexer)
     )
     catalog = Catalog()
-    model = wiring.model or llm
+    model = build_models(config, llm, wiring.model or llm, budget)
     agent = _agent(config, store, registry, executor, model, memory, redact, catalog, mcp)
     # The same catalog: the skills keep current what the agent's system prompt lists.
     skills = SkillService(
@@ -243,7 +258,7 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
         run_turn=runner.skill_turn,
         catalog=catalog,
         scheduler=scheduler,
-        llm=llm,
+        llm=model,
     )
     runner.bind(agent=agent, skills=skills)
     _register_core_tools(config, registry, model, skills, tasks)
@@ -257,6 +272,8 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
         gate=gate,
         executor=executor,
         llm=llm,
+        models=model,
+        budget=budget,
         agent=agent,
         redact=redact,
         scheduler=scheduler,
@@ -268,11 +285,42 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
     )
 
 
+def _tools_context(
+    config: Config,
+    memory: MemoryStore,
+    store: Store,
+    registry: ToolRegistry,
+    scheduler: Scheduler,
+    executor: Executor,
+    indexer: Indexer | None,
+) -> RunContext:
+    """What every tool may use; each call adds its own caller to it."""
+    return RunContext(
+        config=config,
+        memory=memory,
+        store=store,
+        registry=registry,
+        scheduler=scheduler,
+        execute=executor.run,
+        embed=indexer.embedder.embed if indexer else None,
+    )
+
+
 def _indexer(config: Config, store: Store, llm: LLM, memory: MemoryStore) -> Indexer | None:
     """The archive's background embedding, only with `[recall] embeddings_model`."""
     if config.recall.embeddings_model is None:
         return None
     return Indexer(Embedder(llm, config.recall), Archive(store.db), memory)
+
+
+def _budget(config: Config, store: Store, notifier: Notifier | None) -> Budget:
+    owner = config.owner_chat
+
+    async def tell_owner(text: str) -> None:
+        if notifier is not None and owner is not None:
+            await notifier.send(owner, text)
+
+    return Budget(config, Ledger(store.db), tell_owner)
 
 
 def _agent(

@@ -22,8 +22,14 @@ from augure.common.ports import Decision, Verdict
 from augure.config.settings import Config
 from augure.core.app import Core
 from augure.core.speaking import speak
+from augure.core.spend import Budget
+from augure.core.spend import Cap as Cap
+from augure.core.spend import SpendReport as SpendReport
+from augure.core.spend import report_json as report_json
+from augure.core.spend import report_lines as report_lines
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
+from augure.llm.models import FallbackUsed
 from augure.memory.store import MemoryStore
 from augure.scheduler.jobs import Job, JobError
 from augure.scheduler.service import Scheduler
@@ -37,6 +43,9 @@ from augure.store.connection import StoreBusy as StoreBusy
 from augure.store.reports import FILTERS as INVOCATION_FILTERS
 from augure.store.reports import Day as Day
 from augure.store.reports import InvocationPage as InvocationPage
+from augure.store.spend import Ledger
+from augure.store.spend import Period as Period
+from augure.store.spend import Tally as Tally
 from augure.store.state import Store
 from augure.store.tasks import TaskRow
 from augure.tools.base import Tool
@@ -45,15 +54,21 @@ from augure.tools.limits import Use
 __all__ = [
     "INVOCATION_FILTERS",
     "INVOCATION_STATUSES",
+    "Cap",
     "Day",
     "Front",
     "InvocationPage",
     "Jobs",
+    "Period",
     "Served",
+    "SpendReport",
     "StateError",
     "Status",
     "StoreBusy",
+    "Tally",
     "Usage",
+    "report_json",
+    "report_lines",
 ]
 
 
@@ -105,6 +120,7 @@ class Status:
     zone: str
     limits: list[Use]
     mcp: str | None  # one line on the MCP servers, secrets masked; None without servers
+    fallback: FallbackUsed | None = None  # the last time a fallback model answered
 
 
 @dataclass(frozen=True)
@@ -173,12 +189,12 @@ class Front:
         await self._running().agent.new_conversation(chat_id)
 
     async def transcribe(self, audio: bytes, filename: str) -> str:
-        return await self._state.llm.transcribe(audio, filename)
+        return await self._running().models.transcribe(audio, filename)
 
     async def speak(self, chat_id: str, markdown: str) -> list[bytes] | None:
         """The answer as voice notes (docs/voice.md); None when it could not be spoken."""
-        state = self._state
-        return await speak(state.llm, state.store, self.config.voice, chat_id, markdown)
+        state = self._running()
+        return await speak(state.llm, state.budget, self.config.voice, markdown)
 
     async def warm_up(self) -> None:
         await self._state.llm.warm_up()
@@ -298,6 +314,7 @@ class Front:
             zone=jobs.zone,
             limits=await core.executor.limits.usage(),
             mcp=state.redact(mcp) if mcp else None,  # a server's error may quote a secret
+            fallback=core.models.last_fallback,
         )
 
     def uptime_seconds(self) -> int:
@@ -315,6 +332,11 @@ class Front:
             today=await store.usage_totals(since=midnight.timestamp()),
             total=await store.usage_totals(),
         )
+
+    async def spend(self) -> SpendReport:
+        """Spend today and this month against the `[budget]` caps, by kind of work and model
+        (read from state.db, so the dashboard beside the bot shows the same)."""
+        return await Budget(self.config, Ledger(self._state.store.db)).report()
 
     async def usage_per_day(self, days: int) -> list[Day]:
         return await reports.usage_per_day(self._state.store, ZoneInfo(self.config.zone), days)

@@ -180,6 +180,7 @@ async def _settle(core: Core) -> None:
 async def _close_services(core: Core) -> None:
     await core.gate.close()
     await browser.shutdown()
+    await core.models.close()
     await core.llm.close()
 
 

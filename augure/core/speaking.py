@@ -1,42 +1,35 @@
-"""An answer spoken as voice notes, its cost kept in the usage table (docs/voice.md)."""
+"""An answer spoken as voice notes, its cost counted in the spend (docs/voice.md)."""
 
 from __future__ import annotations
 
 import logging
 
 from augure.config.voice import VoiceConfig
+from augure.core.spend import Budget
+from augure.llm.budget import SPEECH, BudgetReached
 from augure.llm.client import LLM
 from augure.llm.speech import SpeechError, synthesize
-from augure.store.state import Store, TurnUsage
 
 log = logging.getLogger(__name__)
 
-# The usage row's breakdown marks speech: the characters spoken and, when the price is known,
-# the cost in millionths of a dollar (the breakdown holds integers).
-SPOKEN_CHARACTERS = "speech_characters"
-SPOKEN_MICRODOLLARS = "speech_microdollars"
-
 
 async def speak(
-    llm: LLM, store: Store, settings: VoiceConfig, chat_id: str, markdown: str
+    llm: LLM, budget: Budget, settings: VoiceConfig, markdown: str
 ) -> list[bytes] | None:
-    """The answer as OGG/Opus voice notes, or None when it could not be spoken: the text then
-    goes alone, and the reason is one line of the log."""
+    """The answer as OGG/Opus voice notes, or None when it is not spoken: the text then goes
+    alone, and the reason is one line of the log. A reached spending cap is such a reason,
+    checked before the speech is asked for, like any model call."""
+    try:
+        await budget.check(SPEECH, settings.tts_model)
+    except BudgetReached:
+        log.info("voice reply not spoken, the text is sent alone: a spending cap is reached")
+        return None
     try:
         spoken = await synthesize(llm, settings, markdown)
     except SpeechError as exc:
         log.warning("voice reply not spoken, the text is sent alone: %s", exc)
         return None
-    breakdown = {SPOKEN_CHARACTERS: spoken.characters}
-    if settings.price_per_million_characters:
-        cost = spoken.characters * settings.price_per_million_characters
-        breakdown[SPOKEN_MICRODOLLARS] = round(cost)  # per million characters = micro-USD each
-    usage = TurnUsage(
-        model=settings.tts_model,
-        prompt_tokens=spoken.characters,
-        completion_tokens=0,
-        llm_calls=len(spoken.notes),
-        breakdown=breakdown,
-    )
-    await store.record_usage(chat_id, await store.open_conversation(chat_id), usage)
+    price = settings.price_per_million_characters
+    cost = spoken.characters * price / 1_000_000 if price else None
+    await budget.record_speech(settings.tts_model, spoken.characters, cost)
     return spoken.notes

@@ -8,13 +8,16 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from augure.common.import_guard import importing_without
 from augure.common.keepalive import keep_client_sockets
 from augure.config.settings import Config, LLMConfig, source_of
+from augure.llm.reading import cached_tokens as _cached
+from augure.llm.reading import field as _field
+from augure.llm.reading import text as _text
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncOpenAI
@@ -25,7 +28,6 @@ TextSink = Callable[[str], Awaitable[None]]
 # Told of each tool call as soon as its arguments are complete in a streamed answer (the same
 # object later returned in `LLMResponse.tool_calls`), so it can start before the answer ends.
 ToolCallSink = Callable[["ToolCallRequest"], None]
-Wanted = TypeVar("Wanted", list[Any], dict[str, Any], str, int)
 
 OPENAI_URL = "https://api.openai.com/v1"
 OPENAI_BILLING = "https://platform.openai.com/settings/organization/billing"
@@ -47,6 +49,8 @@ class Fault(Enum):
     UNAVAILABLE = ("unavailable", True, False)  # a 5xx
     TIMEOUT = ("timeout", True, False)
     UNREACHABLE = ("unreachable", True, False)
+    # A [budget] cap: no call was made, and only the owner (or the next period) lifts it.
+    BUDGET = ("budget", False, False)
 
     def __init__(self, label: str, retryable: bool, too_long: bool) -> None:
         self.label = label
@@ -175,6 +179,9 @@ class LLMResponse:
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of the prompt tokens, those the endpoint served from its cache (where it says so).
+    cached_tokens: int = 0
+    model: str = ""  # which model answered (a fallback's, a role's), once known
 
     def as_message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
@@ -275,26 +282,7 @@ class LLM:
             ) from None
         except openai.APIStatusError as exc:
             raise self._status_error(exc, request["model"]) from None
-        choices = _field(completion, "choices", list)
-        if not choices:
-            raise LLMError("the model returned no answer")
-        message = _field(choices[0], "message", dict)
-        calls = [
-            ToolCallRequest(
-                _text(call, "id"),
-                _text(_field(call, "function", dict), "name"),
-                _text(_field(call, "function", dict), "arguments") or "{}",
-            )
-            for call in _field(message, "tool_calls", list)
-            if _field(call, "type", str) in ("", "function")
-        ]
-        usage = _field(completion, "usage", dict)
-        return LLMResponse(
-            content=_field(message, "content", str) or None,
-            tool_calls=calls,
-            prompt_tokens=_field(usage, "prompt_tokens", int),
-            completion_tokens=_field(usage, "completion_tokens", int),
-        )
+        return _parsed(completion)
 
     def _status_error(self, exc: APIStatusError, model: str) -> LLMError:
         if exc.status_code >= 500 and isinstance(exc.body, str) and exc.body:
@@ -335,8 +323,11 @@ class LLM:
             return await self._collect(stream, on_text, on_tool_call)
         except broken:
             # The SDK cannot retry once the answer has started: say what happened, rather
-            # than "cannot be reached" under a half-written reply.
-            raise LLMError("the model's answer was cut off half-way") from None
+            # than "cannot be reached" under a half-written reply. Retryable: when nothing of
+            # it reached the owner yet, another model may answer (augure.llm.models).
+            raise LLMError(
+                "the model's answer was cut off half-way", fault=Fault.UNREACHABLE
+            ) from None
 
     @staticmethod
     async def _collect(
@@ -351,6 +342,7 @@ class LLM:
             if usage:
                 result.prompt_tokens = _field(usage, "prompt_tokens", int)
                 result.completion_tokens = _field(usage, "completion_tokens", int)
+                result.cached_tokens = _cached(usage)
             for choice in _field(chunk, "choices", list):
                 delta = _field(choice, "delta", dict)
                 content = _field(delta, "content", str)
@@ -444,6 +436,31 @@ async def _quota_is_final(response: Any) -> None:
         response.headers["x-should-retry"] = "false"
 
 
+def _parsed(completion: object) -> LLMResponse:
+    """A whole (not streamed) completion, read leniently (see `_field`)."""
+    choices = _field(completion, "choices", list)
+    if not choices:
+        raise LLMError("the model returned no answer")
+    message = _field(choices[0], "message", dict)
+    calls = [
+        ToolCallRequest(
+            _text(call, "id"),
+            _text(_field(call, "function", dict), "name"),
+            _text(_field(call, "function", dict), "arguments") or "{}",
+        )
+        for call in _field(message, "tool_calls", list)
+        if _field(call, "type", str) in ("", "function")
+    ]
+    usage = _field(completion, "usage", dict)
+    return LLMResponse(
+        content=_field(message, "content", str) or None,
+        tool_calls=calls,
+        prompt_tokens=_field(usage, "prompt_tokens", int),
+        completion_tokens=_field(usage, "completion_tokens", int),
+        cached_tokens=_cached(usage),
+    )
+
+
 def _complete(call: ToolCallRequest) -> bool:
     """The call's arguments are a whole JSON object: nothing more can follow. (The next
     index starting is not taken as a sign: a provider may interleave the calls' pieces.)"""
@@ -466,16 +483,3 @@ def _transport_errors() -> tuple[type[Exception], ...]:
     else:
         errors.append(httpx2.HTTPError)
     return tuple(errors)
-
-
-def _field(value: object, key: str, kind: type[Wanted]) -> Wanted:
-    """`value[key]` if it is of `kind`, else that kind's empty value: an endpoint that leaves
-    out a field, or sends null, is read the way the SDK's lenient models read it."""
-    found = value.get(key) if isinstance(value, dict) else None
-    if isinstance(found, kind) and not (kind is int and isinstance(found, bool)):
-        return found
-    return kind()
-
-
-def _text(value: object, key: str) -> str:
-    return _field(value, key, str)

@@ -20,6 +20,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from augure.config.heartbeat import HeartbeatConfig, active_window
+from augure.llm.budget import BudgetReached
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ class Beat(StrEnum):
     OK = "nothing to report"
     SENT = "sent to the owner"
     FAILED = "failed"
+    OVER_BUDGET = "skipped: a [budget] cap is reached"
 
 
 class Heartbeat:
@@ -117,6 +119,8 @@ class Heartbeat:
                 return Beat.OK
             if self.deliver is not None:
                 await self.deliver(self.owner_chat, answer)
+        except BudgetReached:
+            return Beat.OVER_BUDGET  # recorded as skipped in the spend ledger
         except Exception:
             log.exception("heartbeat turn failed")
             return Beat.FAILED

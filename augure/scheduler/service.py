@@ -40,6 +40,7 @@ from augure.scheduler.jobs import (
 from augure.scheduler.jobs import JobError as JobError
 from augure.scheduler.jobs import cron_trigger as cron_trigger
 from augure.scheduler.jobs import local as local
+from augure.scheduler.skips import over_budget
 from augure.store.state import Store
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,6 @@ Clock = Callable[[], datetime]
 RunTurn = Callable[[str, str, tuple[str, ...]], Awaitable[str]]
 RunSkill = Callable[[str, tuple[str, ...]], Awaitable[str]]  # (skill id, chain) → its output
 SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
-
 
 FAILED_RUN = (
     "The job could not finish: something went wrong on my side while it ran. The details "
@@ -376,7 +376,9 @@ class Scheduler:
                 reply = await self.run_skill(skill, chain)
             else:
                 reply = await self.run_turn(f"job:{job.id}", job.prompt, chain)
-        except Exception:
+        except Exception as exc:
+            if await over_budget(self.db, job, scheduled, exc, self.delete, self._tell):
+                return
             log.exception("job %s failed", job.id)
             # The owner reads this in the chat: what happened and where to look, never an
             # exception's class or text (it may quote what the job was handling).

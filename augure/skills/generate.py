@@ -8,8 +8,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from augure.config.budget import Prices, Roles
 from augure.config.settings import Config, LLMConfig
+from augure.llm.budget import SKILL_GENERATION, SpendGate, working_as
 from augure.llm.client import LLM, LLMError
+from augure.llm.models import Entry, Models
 from augure.skills.model import (
     SKILL_MD,
     SKILL_PY,
@@ -59,13 +62,15 @@ class Draft:
     files: dict[str, bytes]
 
 
-def coding_llm(config: Config) -> LLM | None:
-    """An LLM for `[llm.coding]` when it overrides anything; None means: use the main one."""
+def coding_llm(config: Config, gate: SpendGate | None) -> Models | None:
+    """The model for `[llm.coding]` when it overrides anything, behind the same budget gate;
+    None means: use the main one. Its prices are the primary's only for the same model."""
     overrides = config.llm.coding.model_dump(exclude_none=True)
     if not overrides:
         return None
-    merged: LLMConfig = config.llm.model_copy(update=overrides)
-    return LLM(merged)
+    merged: LLMConfig = config.llm.model_copy(update=overrides | {"fallbacks": []})
+    prices = config.llm if merged.model == config.llm.model else Prices()
+    return Models([Entry(merged.model, LLM(merged), prices)], Roles(), gate)
 
 
 def first_messages(request: Request, tool_stubs: Sequence[str]) -> list[dict[str, Any]]:
@@ -81,10 +86,11 @@ def first_messages(request: Request, tool_stubs: Sequence[str]) -> list[dict[str
     ]
 
 
-async def ask(llm: LLM, messages: list[dict[str, Any]]) -> str:
+async def ask(llm: Models, messages: list[dict[str, Any]]) -> str:
     """One answer of the coding model, appended to `messages`. SkillError if it fails."""
     try:
-        response = await llm.complete(messages)
+        with working_as(SKILL_GENERATION):
+            response = await llm.complete(messages)
     except LLMError as exc:
         raise SkillError(f"the coding model failed: {exc}") from None
     answer = response.content or ""

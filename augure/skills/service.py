@@ -21,7 +21,7 @@ from augure.codemode import runtime, stubs
 from augure.codemode.tool import api_tools
 from augure.common.caller import Caller
 from augure.config.settings import Config
-from augure.llm.client import LLM
+from augure.llm.models import Models
 from augure.scheduler.service import JobError, Scheduler
 from augure.skills import generate, hub, scan
 from augure.skills.model import (
@@ -68,7 +68,7 @@ class SkillService:
         run_turn: TurnRunner,
         catalog: Catalog,
         scheduler: Scheduler,
-        llm: LLM,
+        llm: Models,
     ) -> None:
         self.config = config
         self.files = SkillStore(config.skills.path or config.home / "skills", store)
@@ -77,7 +77,7 @@ class SkillService:
         self.catalog = catalog
         self.scheduler = scheduler
         self.llm = llm
-        self._coding = generate.coding_llm(config)
+        self._coding = generate.coding_llm(config, llm.gate)
         # Shown in an approval, installed after the press: by bundle digest, so two pending
         # requests (or a hub that changed in between) never hand one the other's files.
         self._prepared: OrderedDict[str, Prepared] = OrderedDict()

@@ -271,4 +271,37 @@ MIGRATIONS: list[str] = [
         ORDER BY m.id
     ) WHERE text != '';
     """,
+    # Every model call and what it cost (docs/spend.md): counted against [budget] across
+    # restarts, by kind of work; a call the budget refused is a row too (`skipped`). cost_usd
+    # NULL: the model has no price, an unknown cost, never a free one. The running total of
+    # each day and month ("day:2026-11-26") is kept beside, so the check before every call
+    # reads two rows, however many calls the month had. A notice sent once per period (the
+    # warning, the cap) is claimed here, so a restart does not repeat it.
+    """
+    CREATE TABLE model_calls (
+        id INTEGER PRIMARY KEY,
+        created_at REAL NOT NULL,
+        day TEXT NOT NULL,
+        month TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        model TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('answered', 'skipped')),
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL
+    );
+    CREATE INDEX model_calls_by_day ON model_calls(day);
+    CREATE INDEX model_calls_by_month ON model_calls(month);
+    CREATE TABLE spend_totals (
+        period TEXT PRIMARY KEY,
+        usd REAL NOT NULL
+    );
+    CREATE TABLE budget_notices (
+        period TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        sent_at REAL NOT NULL,
+        PRIMARY KEY (period, kind)
+    );
+    """,
 ]

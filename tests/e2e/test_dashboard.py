@@ -317,3 +317,18 @@ async def test_memory_files_are_read_inside_the_memory_folder_only(served: Serve
     assert "Augure" in await page.locator("pre").inner_text()
     for path in ("../state.db", "/etc/passwd", "..%2Faugure.toml"):
         assert await status_of(page, f"{served.root}/memory?path={path}") == 404, path
+
+
+async def test_the_usage_page_shows_spend_against_the_caps_by_kind_of_work(
+    served: Served,
+) -> None:
+    served.bot.llm.script(text("Counted.", usage=(1000, 10)))
+    served.bot.telegram.inject_message(OWNER, "hello")
+    await final_reply(served.bot, "Counted.")
+    _, page = await served.logged_in()
+    await page.goto(f"{served.root}/usage")
+    headings = await page.locator("h3").all_inner_texts()
+    assert headings[0].startswith("Today (") and "(no daily cap)" in headings[0]
+    row = await page.locator("table.spend tr", has_text="chat").first.inner_text()
+    assert row.split("\t")[:6] == ["chat", "1", "0", "1000", "0", "10"]
+    assert row.split("\t")[-1] == "1 call(s)"  # no price set: of unknown cost, never free

@@ -53,13 +53,13 @@ async def test_a_voice_note_is_answered_by_voice_with_the_text(bot: Bot) -> None
     assert is_ogg_opus(reply["voice_bytes"])
     assert reply["caption"] == "It is sunny and 21 °C in Paris."
     assert reply["caption_entities"][0]["type"] == "bold"
-    # The speech is in the usage table, with its cost at the configured price.
+    # The speech is in the spend ledger, with its cost at the configured price.
     with sqlite3.connect(bot.home / "state.db") as db:
-        model, characters, breakdown = db.execute(
-            "SELECT model, prompt_tokens, breakdown FROM usage ORDER BY id DESC LIMIT 1"
+        model, characters, cost = db.execute(
+            "SELECT model, prompt_tokens, cost_usd FROM model_calls WHERE origin = 'speech'"
         ).fetchone()
     assert model == "tts-test" and characters == len(speech["input"])
-    assert '"speech_microdollars": 465' in breakdown  # 31 characters at $15 per million
+    assert cost == pytest.approx(31 * 15 / 1_000_000)  # 31 characters at $15 per million
 
 
 async def test_a_text_message_is_answered_without_speech(bot: Bot) -> None:

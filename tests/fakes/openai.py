@@ -18,6 +18,9 @@ script those bodies (the latter OpenAI's 429 ``insufficient_quota``). ``html()``
 instead of JSON (a proxy's 502, a captive portal's 200), and ``Reply.cut_after`` drops a
 streamed answer's connection half-way. ``ToolCall.pause`` holds a stream back before a call,
 and ``streams`` records when each streamed answer began and ended (``time.monotonic()``).
+``script_for(model, ...)`` scripts the replies to requests naming that model only (a
+fallback's, a role's), before the shared queue; ``Reply.cached_tokens`` reports that many
+prompt tokens as served from the cache, in ``usage.prompt_tokens_details`` as OpenAI does.
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ class Reply:
     cut_after: int | None = None  # streaming: drop the connection after this many chunks
     # An error body's own `type`, `code` and `param`, where the status's usual ones differ.
     error_fields: dict[str, str] | None = None
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens
 
 
 def text(s: str, **kw: Any) -> Reply:
@@ -191,6 +195,7 @@ class FakeOpenAI(FakeServer):
         self.context_limit: int | None = None  # tokens, estimated as `_usage` does
         self.base_url: str = ""
         self._queue: deque[Reply] = deque()
+        self._queues: dict[str, deque[Reply]] = {}  # by the model a request names
         self._call_counter = 0
         self._closing = asyncio.Event()
         self._seen = asyncio.Condition()
@@ -215,6 +220,10 @@ class FakeOpenAI(FakeServer):
     # -- test-side API -----------------------------------------------------------------------
     def script(self, *replies: Reply) -> None:
         self._queue.extend(replies)
+
+    def script_for(self, model: str, *replies: Reply) -> None:
+        """Replies to requests naming `model` only, taken before the shared queue."""
+        self._queues.setdefault(model, deque()).extend(replies)
 
     def pending(self) -> int:
         return len(self._queue)
@@ -332,7 +341,10 @@ class FakeOpenAI(FakeServer):
             if used > self.context_limit:
                 refusal = too_long(self.context_limit, used)
                 return _error_response(400, refusal.error_message, refusal.error_fields)
-        if self._queue:
+        own = self._queues.get(str(body.get("model")))
+        if own:
+            reply = own.popleft()
+        elif self._queue:
             reply = self._queue.popleft()
         elif self.responder is not None:
             reply = self.responder(body)
@@ -373,18 +385,28 @@ class FakeOpenAI(FakeServer):
         return f"call_{self._call_counter}"
 
     @staticmethod
-    def _usage(body: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -> dict[str, int]:
+    def _usage(body: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -> dict[str, Any]:
         if reply.usage is not None:
             prompt, completion = reply.usage
         else:
             prompt = _estimated_tokens(body)
             produced = (reply.text or "") + "".join(c["function"]["arguments"] for c in calls)
             completion = len(produced) // 4
-        return {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
         }
+        if reply.cached_tokens is not None:
+            cached = {"cached_tokens": reply.cached_tokens, "audio_tokens": 0}
+            usage["prompt_tokens_details"] = cached
+            usage["completion_tokens_details"] = {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            }
+        return usage
 
     async def _stream(
         self,
@@ -393,7 +415,7 @@ class FakeOpenAI(FakeServer):
         reply: Reply,
         calls: list[dict[str, Any]],
         finish: str,
-        usage: dict[str, int],
+        usage: dict[str, Any],
         body: dict[str, Any],
     ) -> web.StreamResponse:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -432,7 +454,7 @@ class FakeOpenAI(FakeServer):
         reply: Reply,
         calls: list[dict[str, Any]],
         finish: str,
-        usage: dict[str, int],
+        usage: dict[str, Any],
         include_usage: bool,
     ) -> list[dict[str, Any]]:
         extra: dict[str, Any] = {"usage": None} if include_usage else {}

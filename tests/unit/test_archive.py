@@ -57,7 +57,8 @@ async def test_new_keeps_the_old_conversation_searchable(make_core: MakeCore) ->
 def _old_home(db: Path) -> None:
     """A state.db as the release before the archive left it."""
     connection = sqlite3.connect(db)
-    for number, script in enumerate(MIGRATIONS[:-1], start=1):
+    archive = next(i for i, script in enumerate(MIGRATIONS) if "CREATE TABLE archive" in script)
+    for number, script in enumerate(MIGRATIONS[:archive], start=1):
         connection.executescript(f"BEGIN;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
     connection.executescript(
         """

@@ -63,5 +63,5 @@ def test_uncommenting_every_default_gives_the_default_config(tmp_path: Path) -> 
 
 def test_answers_are_written_active() -> None:
     data = tomllib.loads(render({"llm.model": "m", "telegram.allowed_users": [7]}))
-    assert data["llm"] == {"model": "m", "coding": {}}
+    assert data["llm"] == {"model": "m", "coding": {}, "roles": {}}
     assert data["telegram"] == {"allowed_users": [7]}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from telegram import Update
@@ -18,7 +19,7 @@ COMMANDS = {
     "new": "Start a fresh conversation",
     "status": "Model, uptime and state",
     "approvals": "Pending approvals and always-allow rules",
-    "usage": "Tokens and cost: last turn, today, total",
+    "usage": "Tokens and cost: last turn; spend today and this month against the caps",
     "memory": "Memory files and sizes",
     "jobs": "Scheduled jobs",
     "tasks": "Background tasks, with Cancel buttons",
@@ -83,6 +84,10 @@ async def status_report(front: Front) -> str:
     # Each limit with today's use (docs/limits.md).
     lines += ["Limits:", *(f"• {describe(use)}" for use in status.limits)] if status.limits else []
     lines += [status.mcp] if status.mcp else []
+    if status.fallback is not None:
+        used = status.fallback
+        when = datetime.fromtimestamp(used.at, zone).strftime("%Y-%m-%d %H:%M")
+        lines.append(f"Last fallback: {used.model} answered at {when}: {used.why}")
     return "\n".join(lines)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from augure.config.settings import LLMConfig
-from augure.core.front import Front
+from augure.core.front import Front, report_lines
 
 PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")
 
@@ -28,8 +28,9 @@ def period(label: str, totals: dict[str, int], llm: LLMConfig) -> str:
 async def usage_report(front: Front, chat_id: str) -> str:
     usage = await front.usage(chat_id)
     last, today, total = usage.last, usage.today, usage.total
+    spend = report_lines(await front.spend())
     if last is None:
-        return "No usage recorded yet."
+        return "\n".join(["No turn of this chat recorded yet.", *spend])
     llm = front.config.llm
     breakdown = json.loads(last["breakdown"] or "{}")
     shares = ", ".join(f"{part.replace('_', ' ')} ~{breakdown.get(part, 0)}" for part in PARTS)
@@ -40,5 +41,6 @@ async def usage_report(front: Front, chat_id: str) -> str:
         f"  estimated split: {shares}",
         period("Today", today, llm),
         period("Total", total, llm),
+        *spend,
     ]
     return "\n".join(lines)

@@ -61,6 +61,7 @@ def routes(dash: Dash) -> list[Route]:
         llm = dash.front.config.llm
         days = await dash.front.usage_per_day(DAYS)
         rows = [(day, cost(llm, day.prompt_tokens, day.completion_tokens)) for day in days]
+        spend = await dash.front.spend()
         return dash.render(
             request,
             "usage.html",
@@ -71,6 +72,7 @@ def routes(dash: Dash) -> list[Route]:
             height=CHART_HEIGHT,
             days=DAYS,
             prices_unset=None if priced(llm) else PRICES_UNSET,
+            spend=list(zip(spend.caps, (spend.today, spend.month), strict=True)),
         )
 
     return [dash.page("/usage", usage)]

@@ -1,0 +1,64 @@
+"""`[budget]`, `[[llm.fallbacks]]` and `[llm.roles]`: what model calls may cost, which models
+stand in when the primary fails, and which model does which kind of work (docs/spend.md).
+The settings alone, so that the configuration never imports the gate that enforces them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class Prices(BaseModel):
+    """USD per million tokens; 0 = unknown (never free: docs/spend.md, "Unknown prices")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_price_per_million: float = Field(default=0.0, ge=0)
+    output_price_per_million: float = Field(default=0.0, ge=0)
+    # Prompt tokens the endpoint reports as served from its cache; 0 = the input price.
+    cached_input_price_per_million: float = Field(default=0.0, ge=0)
+
+    @property
+    def priced(self) -> bool:
+        return bool(self.input_price_per_million or self.output_price_per_million)
+
+    def dollars(
+        self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0
+    ) -> float | None:
+        """The estimated cost in USD; None while no price is set."""
+        if not self.priced:
+            return None
+        cached = min(cached_tokens, prompt_tokens)
+        cached_rate = self.cached_input_price_per_million or self.input_price_per_million
+        spent = (prompt_tokens - cached) * self.input_price_per_million + cached * cached_rate
+        return (spent + completion_tokens * self.output_price_per_million) / 1_000_000
+
+
+class Fallback(Prices):
+    """One `[[llm.fallbacks]]` entry: its own endpoint and key when they differ."""
+
+    model: str
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
+class Roles(BaseModel):
+    """`[llm.roles]`: a model name (the primary's or a fallback's) per kind of work."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str | None = None
+    heartbeat: str | None = None
+    subagent: str | None = None
+    skill: str | None = None
+
+
+class BudgetConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    daily_usd: float = Field(default=0.0, ge=0)  # 0 = no cap
+    monthly_usd: float = Field(default=0.0, ge=0)
+    warn_at: float = Field(default=0.8, gt=0, le=1)
+
+    @property
+    def capped(self) -> bool:
+        return bool(self.daily_usd or self.monthly_usd)
