@@ -38,6 +38,7 @@ from augure.channels.telegram.commands import (
     status_report,
 )
 from augure.channels.telegram.dashboard import dashboard_reply
+from augure.channels.telegram.fold import Content, Folder
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
     addressed,
@@ -163,6 +164,7 @@ class TelegramBot:
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
         self._chat_order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.folder = Folder(self._answer, self._report, config.telegram.fold_seconds)
         self.home_lock = home_lock
 
     @property
@@ -204,6 +206,7 @@ class TelegramBot:
             task.cancel()
         if self.application.updater and self.application.updater.running:
             await self.application.updater.stop()
+        await self.folder.close()  # messages already taken in are answered
         if self.application.running:
             await self.application.stop()
         await self.channel.progress.close()  # no edit may go out once the bot is shut down
@@ -234,15 +237,17 @@ class TelegramBot:
         return CommandHandler(command, guarded)
 
     def _in_order(self, handler: Handler) -> Handler:
-        """Messages of one chat are handled one at a time in arrival order: the lock is taken
-        before the handler's first await (a download, a typing action), so a slow step of
-        one message never lets the next one overtake it. Chats still run concurrently."""
+        """Messages of one chat are read one at a time in arrival order: the lock is taken
+        before the handler's first await (a download, a transcription), so a slow step of
+        one message never lets the next one overtake it; the folder answers them in that
+        order. Chats still run concurrently."""
 
         async def ordered(update: Update, context: Context) -> None:
             chat = update.effective_chat
             assert chat is not None
-            async with self._chat_order[chat.id]:
-                await handler(update, context)
+            with self.folder.reading(chat.id):
+                async with self._chat_order[chat.id]:
+                    await handler(update, context)
 
         return ordered
 
@@ -342,14 +347,14 @@ class TelegramBot:
         message = update.effective_message
         assert message is not None and message.text is not None
         text = without_mention(message.text, context.bot.bot) if in_group(message) else message.text
-        await self._converse(message.chat_id, text)
+        self.folder.add(message.chat_id, text)
 
     async def _kind_as_text(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
         line = as_text(message)
         assert line is not None  # KINDS_AS_TEXT only lets such messages through
-        await self._converse(message.chat_id, line)
+        self.folder.add(message.chat_id, line)
 
     async def _unsupported(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -359,12 +364,14 @@ class TelegramBot:
     async def _photo(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        await self._converse(message.chat_id, await photo_content(message, self.config.home))
+        content = await photo_content(message, self.config.home)
+        self.folder.add(message.chat_id, content, message.media_group_id)
 
     async def _document(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        await self._converse(message.chat_id, await document_text(message, self.config.home))
+        content = await document_text(message, self.config.home)
+        self.folder.add(message.chat_id, content, message.media_group_id)
 
     async def _voice(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -376,10 +383,11 @@ class TelegramBot:
             told = f"I could not listen to that voice note: {exc}."
             await self.delivery.send_text(message.chat_id, told)
             return
-        await self._converse(message.chat_id, f"[Voice note, transcribed]: {heard}")
+        self.folder.add(message.chat_id, f"[Voice note, transcribed]: {heard}")
 
-    async def _converse(self, chat_id: int, content: Any) -> None:
-        """One turn: typing while it works, the answer streamed or sent, then artifacts."""
+    async def _answer(self, chat_id: int, contents: list[Content]) -> None:
+        """One turn for a batch of messages: typing while it works, the answer streamed or
+        sent, then artifacts."""
         front = self.front
         turn_id = front.new_turn_id()
         stream = None
@@ -390,7 +398,9 @@ class TelegramBot:
 
             stream = StreamingReply(self.delivery, chat_id, shown)
         async with self.delivery.typing(chat_id):
-            reply = await front.converse(str(chat_id), content, stream=stream, turn_id=turn_id)
+            reply = await front.converse(
+                str(chat_id), contents[0], stream=stream, turn_id=turn_id, follow_ups=contents[1:]
+            )
         if stream is not None:
             await stream.finish(reply.text)
         else:
@@ -407,7 +417,10 @@ class TelegramBot:
         await self._say(update, memory_report(self.front))
 
     async def _error(self, update: object, context: Context) -> None:
-        error = context.error
+        chat = update.effective_chat if isinstance(update, Update) else None
+        await self._report(chat.id if chat is not None else None, context.error)
+
+    async def _report(self, chat_id: int | None, error: BaseException | None) -> None:
         if isinstance(error, StoreBusy):
             log.warning("a message could not be handled: %s", error)
             text = "I could not store your message: my database is busy. Please try again."
@@ -418,11 +431,12 @@ class TelegramBot:
                 "Something went wrong on my side and that message was not handled (the details "
                 "are in the log). Please send it again; if it keeps failing, /new starts afresh."
             )
-        if isinstance(update, Update) and update.effective_chat is not None:
-            try:
-                await self.delivery.send_text(update.effective_chat.id, text)
-            except Exception:
-                log.exception("could not report the error to the chat")
+        if chat_id is None:
+            return
+        try:
+            await self.delivery.send_text(chat_id, text)
+        except Exception:
+            log.exception("could not report the error to the chat")
 
 
 def _start_failure(exc: Exception, config: Config) -> str:
