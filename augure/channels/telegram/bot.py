@@ -206,9 +206,9 @@ class TelegramBot:
             task.cancel()
         if self.application.updater and self.application.updater.running:
             await self.application.updater.stop()
-        await self.folder.close()  # messages already taken in are answered
         if self.application.running:
-            await self.application.stop()
+            await self.application.stop()  # waits for handlers: every message read is added
+        await self.folder.close()  # and answered
         await self.channel.progress.close()  # no edit may go out once the bot is shut down
         await self.application.shutdown()
 
