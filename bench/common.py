@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -76,6 +77,19 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time the process has used so far (its threads included)."""
     times = psutil.Process(pid).cpu_times()
     return times.user + times.system
+
+
+def this_turn(request: dict[str, Any]) -> list[str]:
+    """The owner's messages a model request answers: those after the model's last answer
+    (several when follow-ups were folded), without the clock note before the newest."""
+    messages = request["messages"]
+    answered = [n for n, m in enumerate(messages) if m["role"] == "assistant"]
+    start = answered[-1] + 1 if answered else 1
+    return [
+        str(m["content"])
+        for m in messages[start:]
+        if m["role"] == "user" and not str(m["content"]).startswith("[Now: ")
+    ]
 
 
 def quantile(values: list[float], q: float) -> float:

@@ -3,9 +3,10 @@
 Run: `python -m bench.throughput` from the repository root, after `pip install -e '.[dev]'`.
 1. CHATS owners' chats each send PER_CHAT messages at once; the model answers instantly;
    ROUNDS such bursts, each to a fresh bot. Prints messages per second from the first message
-   to the last answer delivered (median of the bursts, and the slowest), how many answers
-   arrived (all of them, or the bench fails), and the bot's CPU time per message in a burst,
-   with the rate it implies on a core of its own.
+   to the last answer delivered (median of the bursts, and the slowest), how many messages
+   were answered (all of them, or the bench fails; follow-ups that arrive while a chat's turn
+   runs are answered together, docs/telegram.md), and the bot's CPU time per message in a
+   burst, with the rate it implies on a core of its own.
 2. The same chats get STREAMED answers that take about two seconds each, so previews are
    shown and then finalised. Prints the edits made and how many Telegram refused as "message
    is not modified" (an edit to the text already shown: should be zero).
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import cpu_seconds, environment, not_modified, report, spawn, stop
+from bench.common import cpu_seconds, environment, not_modified, report, spawn, stop, this_turn
 from tests.fakes.openai import FakeOpenAI, Reply, text
 from tests.fakes.telegram import FakeTelegram
 
@@ -39,10 +40,19 @@ STREAMED = " ".join(f"word{n}" for n in range(60))  # ~2 s at 12 characters per 
 FAILED = "Something went wrong"  # the bot's answer when a turn raised
 
 
+def covering(reply: str, request: dict[str, Any]) -> Reply:
+    """`reply`, saying how many of the owner's messages it answers."""
+    return text(f"{reply} ×{len(this_turn(request))}")
+
+
 def answered(telegram: FakeTelegram, reply: str) -> int:
-    """Answers as the owners see them now: a preview later finalised counts once."""
+    """Messages answered, as the owners see the answers now: a preview later finalised
+    counts once."""
     return sum(
-        1 for user in USERS for message in telegram.messages(user) if message["text"] == reply
+        int(message["text"].rpartition(" ×")[2])
+        for user in USERS
+        for message in telegram.messages(user)
+        if message["text"].startswith(f"{reply} ×")
     )
 
 
@@ -70,7 +80,7 @@ async def instant(home: Path) -> tuple[float, int, int, float]:
     the rate moves with the other jobs, the CPU time much less, and 1000 / it is the rate a
     free core would give."""
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
-        llm.responder = lambda request: text(ANSWER)
+        llm.responder = lambda request: covering(ANSWER, request)
         process = await spawn(environment(home, telegram, llm, USERS))
         await telegram.wait_polling(timeout=20)
         for user in USERS:  # warm up: first turn of each chat (conversation rows, caches)
@@ -94,7 +104,8 @@ async def instant(home: Path) -> tuple[float, int, int, float]:
 
 async def streamed(home: Path) -> tuple[int, int, int]:
     def reply(request: dict[str, Any]) -> Reply:
-        return text(STREAMED, chunk_size=12, chunk_delay=0.1)
+        streamed = covering(STREAMED, request)
+        return text(streamed.text or "", chunk_size=12, chunk_delay=0.1)
 
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         llm.responder = reply
@@ -137,15 +148,15 @@ async def main() -> None:
                 1000 / cpu,
                 "msg/s",
             ),
-            f"answers delivered of {total}": (delivered, ""),
+            f"messages answered of {total}": (delivered, ""),
             "turns that failed ('Something went wrong')": (errors, ""),
-            f"streamed answers finalised of {CHATS * STREAMED_PER_CHAT}": (finals, ""),
+            f"streamed messages answered of {CHATS * STREAMED_PER_CHAT}": (finals, ""),
             "edits made while streaming": (edits, ""),
             "edits refused as 'message is not modified'": (refused, ""),
         },
     )
     if delivered != total:
-        raise SystemExit(f"only {delivered} of {total} answers were delivered")
+        raise SystemExit(f"only {delivered} of {total} messages were answered")
 
 
 if __name__ == "__main__":

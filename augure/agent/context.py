@@ -1,4 +1,5 @@
-"""The system prompt: stable text first (cacheable by providers), the clock last."""
+"""The system prompt: the same bytes turn after turn until tools, memory or the persona
+change, so a provider can cache it; the clock goes with the newest message instead."""
 
 from __future__ import annotations
 
@@ -54,8 +55,12 @@ def build_system_prompt(
     memory_text = memory.prompt_section(config.memory.max_prompt_tokens)
     if memory_text:
         parts.append("# Memory (your notes, from memory/)\n\n" + memory_text)
-    parts.append("# Now\n" + now_line(config.zone))
     return SystemPrompt("\n\n".join(parts), len(memory_text))
+
+
+def now_note(timezone: str | None) -> str:
+    """The time, for the newest message of a turn."""
+    return f"[Now: {now_line(timezone)}]"
 
 
 def now_line(timezone: str | None) -> str:

@@ -258,6 +258,24 @@ def text_only(content: Any, image_note: str = "[image]") -> Any:
     return "\n".join(part for part in parts if part)
 
 
+def show_asked(
+    messages: list[dict[str, Any]], stored: list[dict[str, Any]], asked: list[Any]
+) -> dict[int, dict[str, Any]]:
+    """Puts a turn's messages as the model sees them (`asked`: images included) where their
+    stored copies are in `messages`; returns position -> stored copy, to put back once the
+    turn is answered. Found by identity: compaction may have summarised an older one away,
+    never the newest."""
+    which = {id(message): n for n, message in enumerate(stored)}
+    shown: dict[int, dict[str, Any]] = {}
+    for position, message in enumerate(messages):
+        n = which.get(id(message))
+        if n is None or stored[n] is not message:
+            continue
+        messages[position] = {"role": "user", "content": asked[n]}
+        shown[position] = message
+    return shown
+
+
 def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {**m, "content": text_only(m.get("content"), NO_VISION)}

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from augure.agent import history
 from augure.agent.compaction import compact
-from augure.agent.context import build_system_prompt
+from augure.agent.context import build_system_prompt, now_note
 from augure.agent.dispatch import Dispatch
 from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
@@ -74,8 +74,10 @@ class Agent:
         tools: Collection[str] | None = None,
         turn_id: str | None = None,
         asked_from: str | None = None,
+        follow_ups: Sequence[Content] = (),
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
+        `follow_ups` came after `content` and are answered with it (docs/telegram.md).
         `origin` is the turn's origin chain (`job`, `chat>background`, `job>skill:ID`);
         `tools` limits the turn to those tools (a skill's declared ones); `asked_from` names
         the outside source of `content` when it is not the owner's words. A caller that
@@ -88,7 +90,7 @@ class Agent:
         turn = Turn(turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from)
         async with self._locks[chat_id]:
             try:
-                return await self._turn(turn, content, stream)
+                return await self._turn(turn, [content, *follow_ups], stream)
             except Exception:
                 # The caller reports the failure; a restart must not report it again. (A
                 # cancelled turn, at shutdown, stays `running`: the next start reports it.)
@@ -124,8 +126,8 @@ class Agent:
         conversation.messages.extend(messages)
         await self.store.add_messages(conversation.id, list(messages))
 
-    async def _turn(self, turn: Turn, content: Content, stream: TurnStream | None) -> Reply:
-        state = await self._begin(turn, content, stream)
+    async def _turn(self, turn: Turn, asked: list[Content], stream: TurnStream | None) -> Reply:
+        state = await self._begin(turn, asked, stream)
         max_loops = self.config.agent.max_loops
         budget = self.config.agent.token_budget
         for _ in range(max_loops):
@@ -159,24 +161,25 @@ class Agent:
         text = f"{response.content}\n\n{note}" if response.content else note
         return await self._finish(state, text, last)
 
-    async def _begin(self, turn: Turn, content: Content, stream: TurnStream | None) -> TurnState:
+    async def _begin(
+        self, turn: Turn, asked: list[Content], stream: TurnStream | None
+    ) -> TurnState:
         conversation = await self._conversation(turn.chat_id)
         # Images go to the model for this turn only; history keeps a text note, so a photo is
         # not sent (and paid for) again on every later turn.
-        content = self._clean(content)
-        stored = {"role": "user", "content": history.text_only(content)}
+        asked = [self._clean(content) for content in asked]
+        stored = [{"role": "user", "content": history.text_only(c)} for c in asked]
         # Stored with its turn before anything else happens: a crash from here on loses
         # nothing the owner said, and the restart knows a reply was owed.
-        await self.store.begin_turn(turn.id, turn.chat_id, turn.origin, conversation.id, stored)
-        conversation.messages.append(stored)
+        await self.store.begin_turn(turn.id, turn.chat_id, turn.origin, conversation.id, *stored)
+        conversation.messages.extend(stored)
         if self.tools_ready is not None:  # tools still being listed (docs/mcp.md, Lifecycle)
             await self.tools_ready()
         tally = Tally()
         # Keeps the newest (the owner's) message whole.
         limit = self.config.agent.history_tokens
         await compact(conversation, limit, self.llm, self.store, tally, self.registry)
-        asked_at = len(conversation.messages) - 1
-        conversation.messages[asked_at] = {"role": "user", "content": content}
+        shown = history.show_asked(conversation.messages, stored, asked)
         system = build_system_prompt(
             self.config,
             self.memory,
@@ -190,9 +193,11 @@ class Agent:
         caller = dataclasses.replace(turn.caller, turn_id=turn.id, reading=reading)
         ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
         schemas = self._schemas(loaded, allowed)
-        return TurnState(
-            turn, conversation, system, ctx, stream, allowed, asked_at, loaded, schemas, tally
+        state = TurnState(
+            turn, conversation, system, ctx, stream, allowed, shown, loaded, schemas, tally
         )
+        state.clock = {"role": "user", "content": now_note(self.config.zone)}
+        return state
 
     async def _ask(
         self, state: TurnState, dispatch: Dispatch | None = None, **options: Any
@@ -203,17 +208,15 @@ class Agent:
             options["on_text"] = state.stream.text
             if dispatch is not None:
                 options["on_tool_call"] = dispatch.start
-        conversation, system = state.conversation, state.system
-        messages = [system.as_message(), *conversation.messages]
+        conversation = state.conversation
         try:
-            response = await self.llm.complete(messages, state.schemas, **options)
+            response = await self.llm.complete(_request(state), state.schemas, **options)
         except LLMError as exc:
             if exc.status != 400 or not history.has_images(conversation.messages):
                 raise
             # Most likely a model without vision: say so instead of failing the turn.
             conversation.messages = history.without_images(conversation.messages)
-            messages = [system.as_message(), *conversation.messages]
-            response = await self.llm.complete(messages, state.schemas, **options)
+            response = await self.llm.complete(_request(state), state.schemas, **options)
         state.tally.add(response)
         return response
 
@@ -237,11 +240,8 @@ class Agent:
         conversation, turn = state.conversation, state.turn
         last = [answer] if answer is not None else []
         conversation.messages.extend(last)
-        asked = conversation.messages[state.asked_at]["content"]
-        conversation.messages[state.asked_at] = {
-            "role": "user",
-            "content": history.text_only(asked),
-        }
+        for position, stored in state.asked.items():
+            conversation.messages[position] = stored
         if state.mistaken:
             conversation.messages = history.prune(conversation.messages, state.mistaken)
             await self.store.replace_messages(conversation.id, conversation.messages, fresh=last)
@@ -289,6 +289,14 @@ class Agent:
 
     def _clean(self, content: Content) -> Content:
         return self.redact(content) if isinstance(content, str) else self.redact.value(content)
+
+
+def _request(state: TurnState) -> list[dict[str, Any]]:
+    """The system prompt, the history, and the time just before the turn's newest message:
+    what changes every turn comes after what a provider can cache (docs/prompt-economy.md)."""
+    messages = [state.system.as_message(), *state.conversation.messages]
+    messages.insert(max(state.asked) + 1, state.clock)  # +1: after the system prompt
+    return messages
 
 
 def tool_message(call_id: str, result: ToolResult) -> dict[str, Any]:

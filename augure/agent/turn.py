@@ -74,9 +74,12 @@ class TurnState:
     ctx: RunContext
     stream: TurnStream | None
     allowed: frozenset[str] | None
-    asked_at: int  # where the owner's message is: its images go after the turn
+    # Where the turn's own messages are (position -> their stored, text-only copy): what the
+    # model saw in their place (images, the time) goes once the turn is answered.
+    asked: dict[int, dict[str, Any]]
     loaded: set[str]
     schemas: list[dict[str, Any]]
     tally: Tally
     artifacts: list[Artifact] = field(default_factory=list)
     mistaken: set[str] = field(default_factory=set)  # calls pruned once the model saw them
+    clock: dict[str, Any] = field(default_factory=dict)  # the time, sent before the newest

@@ -117,6 +117,10 @@ class TelegramConfig(_Section):
     api_url: str = "https://api.telegram.org"
     allowed_users: Annotated[list[int], NoDecode] = []
     streaming: bool = True
+    # Follow-ups within this many seconds of the previous message are answered in the same
+    # model call as it (docs/telegram.md, "Follow-ups"); 0 folds only those that arrive
+    # while a turn of the chat runs.
+    fold_seconds: float = Field(default=1.0, ge=0, le=60)
     # For where the Bot API is blocked (docs/telegram.md, "Behind a proxy"); unset, the
     # usual HTTPS_PROXY / ALL_PROXY / NO_PROXY variables apply.
     proxy: str | None = None

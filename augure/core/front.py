@@ -7,6 +7,7 @@ out of their reach). See docs/architecture.md, "Channels".
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -171,8 +172,13 @@ class Front:
         *,
         stream: TurnStream | None = None,
         turn_id: str | None = None,
+        follow_ups: Sequence[Content] = (),
     ) -> Reply:
-        return await self._running().agent.handle(chat_id, content, stream=stream, turn_id=turn_id)
+        """`follow_ups`: messages that came after `content`, answered in the same turn."""
+        agent = self._running().agent
+        return await agent.handle(
+            chat_id, content, stream=stream, turn_id=turn_id, follow_ups=follow_ups
+        )
 
     @staticmethod
     def new_turn_id() -> str:

@@ -133,10 +133,11 @@ class Store:
     # -- turns ---------------------------------------------------------------------------
 
     async def begin_turn(
-        self, turn_id: str, chat_id: str, origin: str, conversation_id: int, message: dict[str, Any]
+        self, turn_id: str, chat_id: str, origin: str, conversation_id: int, *asked: dict[str, Any]
     ) -> None:
-        """The owner's message and the turn that answers it, stored before the model sees it."""
-        rows = _message_rows(conversation_id, [message])
+        """The owner's messages (several when folded) and the turn that answers them, stored
+        in one transaction before the model sees them."""
+        rows = _message_rows(conversation_id, list(asked))
 
         def begin(connection: sqlite3.Connection) -> None:
             connection.execute(
@@ -145,7 +146,7 @@ class Store:
                 (turn_id, chat_id, origin, time.time()),
             )
             _insert_messages(connection, rows)
-            archive_messages(connection, conversation_id, [message])
+            archive_messages(connection, conversation_id, asked)
 
         await self.db.write(begin)
 

@@ -41,6 +41,20 @@ def tool_results(llm: FakeOpenAI, request: int = -1) -> list[str]:
     return [m["content"] for m in llm.requests[request]["messages"] if m["role"] == "tool"]
 
 
+def is_clock(message: dict[str, Any]) -> bool:
+    """The time, sent just before the newest message of a turn (docs/prompt-economy.md)."""
+    return str(message["content"]).startswith("[Now: ")
+
+
+def this_turn(request: dict[str, Any]) -> list[Any]:
+    """The owner's messages a request answers: those after the model's last answer (several
+    when follow-ups were folded, docs/telegram.md)."""
+    messages = request["messages"]
+    answered = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    start = answered[-1] + 1 if answered else 0
+    return [m["content"] for m in messages[start:] if m["role"] == "user" and not is_clock(m)]
+
+
 async def final_reply(bot: Bot, expected: str) -> None:
     await bot.telegram.wait_for(
         lambda c: c.method == "sendMessage" and c.params.get("text") == expected, timeout=10

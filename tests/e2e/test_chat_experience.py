@@ -90,6 +90,7 @@ async def test_a_quick_answer_queued_behind_a_slow_turn_is_still_one_message(bot
     # second is counted from its first words, not from when the message arrived.
     bot.llm.script(text("First **answer**.", delay=1.5), text("Second **answer**."))
     bot.telegram.inject_message(OWNER, "slow one")
+    await bot.llm.wait_requests(1)
     bot.telegram.inject_message(OWNER, "quick one")
     await bot.telegram.wait_for("sendMessage", count=2, timeout=15)
     await bot.telegram.wait_idle(quiet=0.5)
@@ -178,7 +179,7 @@ async def test_a_photo_reaches_the_model_as_an_image_this_turn_only(bot: Bot) ->
 
     bot.telegram.inject_message(OWNER, "and before?")
     await bot.telegram.wait_for("sendMessage", count=2, timeout=10)
-    earlier = bot.llm.requests[1]["messages"][-3]["content"]
+    earlier = bot.llm.requests[1]["messages"][1]["content"]
     assert isinstance(earlier, str) and "What is this?" in earlier and "[image]" in earlier
 
 

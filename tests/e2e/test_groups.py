@@ -27,7 +27,12 @@ def group_texts(bot: Bot, chat: int = GROUP) -> list[str]:
 
 
 def user_messages(bot: Bot) -> list[str]:
-    return [m["content"] for r in bot.llm.requests for m in r["messages"] if m["role"] == "user"]
+    return [
+        m["content"]
+        for r in bot.llm.requests
+        for m in r["messages"]
+        if m["role"] == "user" and not str(m["content"]).startswith("[Now: ")  # the clock
+    ]
 
 
 async def quiet(bot: Bot) -> None:

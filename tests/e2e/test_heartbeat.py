@@ -6,7 +6,7 @@ import pytest
 
 from augure.scheduler.heartbeat import OK, Beat
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.helpers import delivered, hello
+from tests.e2e.helpers import delivered, hello, is_clock
 from tests.fakes.openai import text
 
 CHECKLIST = "- Is the front door locked?"
@@ -74,5 +74,7 @@ async def test_a_finding_is_sent_and_a_busy_chat_is_left_alone(bot: Bot) -> None
     bot.llm.script(text("Hello."))
     bot.telegram.inject_message(OWNER, "hi")
     await delivered(bot.telegram, "Hello.")
-    history = [m for m in bot.llm.requests[-1]["messages"] if m["role"] != "system"]
+    history = [
+        m for m in bot.llm.requests[-1]["messages"] if m["role"] != "system" and not is_clock(m)
+    ]
     assert history == [{"role": "user", "content": "hi"}]

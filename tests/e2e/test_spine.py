@@ -37,7 +37,10 @@ async def test_hello_takes_one_model_call_and_one_bot_api_call(bot: Bot) -> None
     system = request["messages"][0]
     assert system["role"] == "system"
     assert "Augure" in system["content"]  # identity.md from the template
-    assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", system["content"])  # the clock
+    # The clock comes after the cacheable prefix, just before the owner's message.
+    assert not re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", system["content"])
+    clock = request["messages"][-2]
+    assert clock["role"] == "user" and re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", clock["content"])
     assert request["messages"][-1] == {"role": "user", "content": "hi"}
     assert {t["function"]["name"] for t in request["tools"]} >= {"memory_read", "memory_write"}
     assert "- datetime: " in system["content"]  # deferred: one line until loaded

@@ -294,6 +294,34 @@ class FakeTelegram(FakeServer):
         self._push_update({"message": message})
         return copy.deepcopy(message)
 
+    def inject_album(
+        self,
+        user_id: int,
+        parts: list[bytes | tuple[str, bytes]],
+        *,
+        caption: str | None = None,
+        chat_id: int | None = None,
+    ) -> list[JSON]:
+        """An album as Telegram sends it: one message and one update per part, all sharing a
+        ``media_group_id``, the caption on the first part only. A part is a photo's bytes or
+        a document's (name, bytes); Telegram does not mix documents with photos."""
+        if not 2 <= len(parts) <= 10 or len({isinstance(part, bytes) for part in parts}) != 1:
+            raise ValueError("an album is 2-10 photos, or 2-10 documents")
+        group = {"media_group_id": telegram_messages.media_group_id()}
+        sent = []
+        for index, part in enumerate(parts):
+            said = caption if index == 0 else None
+            if isinstance(part, bytes):
+                message = self.inject_message(
+                    user_id, chat_id=chat_id, photo=part, caption=said, content=group
+                )
+            else:
+                message = self.inject_message(
+                    user_id, chat_id=chat_id, document=part, caption=said, content=group
+                )
+            sent.append(message)
+        return sent
+
     def press_button(
         self,
         user_id: int,

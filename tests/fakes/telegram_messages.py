@@ -25,6 +25,11 @@ def _file(prefix: str) -> JSON:
     return {"file_id": f"{prefix.upper()}{n:06d}", "file_unique_id": f"U{prefix[:3]}{n:06d}"}
 
 
+def media_group_id() -> str:
+    """Telegram's album ids are long decimal strings."""
+    return str(13_000_000_000_000_000 + next(_ids))
+
+
 def location(latitude: float, longitude: float) -> JSON:
     return {"location": {"latitude": latitude, "longitude": longitude}}
 

@@ -148,6 +148,27 @@ async def test_long_poll_wakes_on_injected_message(bot: Bot, tg: FakeTelegram) -
     assert [(e.type, e.offset, e.length) for e in message.entities] == [("bot_command", 0, 9)]
 
 
+async def test_an_album_comes_as_one_update_per_part_sharing_a_media_group(
+    bot: Bot, tg: FakeTelegram
+) -> None:
+    first = await bot.get_updates(timeout=0)
+    tg.inject_album(CHAT, [PNG, PNG], caption="our trip")
+    updates = await bot.get_updates(offset=first[-1].update_id + 1, timeout=0)
+    parts = [u.message for u in updates if u.message]
+    assert len(parts) == 2 and parts[0].media_group_id is not None
+    assert parts[0].media_group_id == parts[1].media_group_id
+    assert [p.caption for p in parts] == ["our trip", None]
+    assert all(p.photo for p in parts) and parts[0].photo[-1].file_id != parts[1].photo[-1].file_id
+    tg.inject_album(CHAT, [("a.pdf", b"%PDF-1"), ("b.pdf", b"%PDF-2")])
+    documents = await bot.get_updates(offset=updates[-1].update_id + 1, timeout=0)
+    names = [u.message.document.file_name for u in documents if u.message and u.message.document]
+    assert names == ["a.pdf", "b.pdf"]
+    with pytest.raises(ValueError, match="album"):
+        tg.inject_album(CHAT, [PNG, ("a.pdf", b"%PDF-1")])  # Telegram does not mix them
+    with pytest.raises(ValueError, match="album"):
+        tg.inject_album(CHAT, [PNG])
+
+
 async def test_long_poll_times_out_with_empty_list(bot: Bot, tg: FakeTelegram) -> None:
     updates = await bot.get_updates(timeout=0)
     started = time.monotonic()

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 from telegram import BotCommand, Update
 from telegram.constants import ChatType
-from telegram.error import InvalidToken, NetworkError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -38,6 +37,7 @@ from augure.channels.telegram.commands import (
     status_report,
 )
 from augure.channels.telegram.dashboard import dashboard_reply
+from augure.channels.telegram.fold import Content, Folder
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
     addressed,
@@ -50,6 +50,7 @@ from augure.channels.telegram.personas import PREFIX as PERSONA
 from augure.channels.telegram.personas import on_persona_button, persona_command
 from augure.channels.telegram.polling import PollingBot
 from augure.channels.telegram.skills import skills_report
+from augure.channels.telegram.start_failure import start_failure
 from augure.channels.telegram.streaming import StreamingReply
 from augure.channels.telegram.tasks import PREFIX as TASK
 from augure.channels.telegram.tasks import on_cancel_button, tasks_command
@@ -57,7 +58,7 @@ from augure.channels.telegram.usage import usage_report
 from augure.channels.telegram.voice import reply_by_voice
 from augure.common.errors import UsageError
 from augure.common.keepalive import keep_client_sockets, tls_context
-from augure.config.settings import Config, source_of
+from augure.config.settings import Config
 from augure.core.front import Front, StateError, StoreBusy
 from augure.core.lifespan import Augure, Companion
 from augure.host.home import HomeError, HomeLock
@@ -164,6 +165,7 @@ class TelegramBot:
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
         self._chat_order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.folder = Folder(self._answer, self._report, config.telegram.fold_seconds)
         self.home_lock = home_lock
 
     @property
@@ -178,7 +180,7 @@ class TelegramBot:
             await self.application.initialize()
             await self.application.start()
         except Exception as exc:
-            raise UsageError(_start_failure(exc, self.config)) from None
+            raise UsageError(start_failure(exc, self.config)) from None
 
     async def listen(self) -> None:
         assert self.application.updater is not None
@@ -187,7 +189,7 @@ class TelegramBot:
                 allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
             )
         except Exception as exc:
-            raise UsageError(_start_failure(exc, self.config)) from None
+            raise UsageError(start_failure(exc, self.config)) from None
         # After the first poll is out: nothing here should delay the bot's first answer.
         self._spawn(self._register_commands())
         self._spawn(self.front.warm_up())
@@ -206,7 +208,8 @@ class TelegramBot:
         if self.application.updater and self.application.updater.running:
             await self.application.updater.stop()
         if self.application.running:
-            await self.application.stop()
+            await self.application.stop()  # waits for handlers: every message read is added
+        await self.folder.close()  # and answered
         await self.channel.progress.close()  # no edit may go out once the bot is shut down
         await self.application.shutdown()
 
@@ -235,15 +238,17 @@ class TelegramBot:
         return CommandHandler(command, guarded)
 
     def _in_order(self, handler: Handler) -> Handler:
-        """Messages of one chat are handled one at a time in arrival order: the lock is taken
-        before the handler's first await (a download, a typing action), so a slow step of
-        one message never lets the next one overtake it. Chats still run concurrently."""
+        """Messages of one chat are read one at a time in arrival order: the lock is taken
+        before the handler's first await (a download, a transcription), so a slow step of
+        one message never lets the next one overtake it; the folder answers them in that
+        order. Chats still run concurrently."""
 
         async def ordered(update: Update, context: Context) -> None:
             chat = update.effective_chat
             assert chat is not None
-            async with self._chat_order[chat.id]:
-                await handler(update, context)
+            with self.folder.reading(chat.id):
+                async with self._chat_order[chat.id]:
+                    await handler(update, context)
 
         return ordered
 
@@ -343,14 +348,14 @@ class TelegramBot:
         message = update.effective_message
         assert message is not None and message.text is not None
         text = without_mention(message.text, context.bot.bot) if in_group(message) else message.text
-        await self._converse(message.chat_id, text)
+        self.folder.add(message.chat_id, text)
 
     async def _kind_as_text(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
         line = as_text(message)
         assert line is not None  # KINDS_AS_TEXT only lets such messages through
-        await self._converse(message.chat_id, line)
+        self.folder.add(message.chat_id, line)
 
     async def _unsupported(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -360,12 +365,14 @@ class TelegramBot:
     async def _photo(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        await self._converse(message.chat_id, await photo_content(message, self.config.home))
+        content = await photo_content(message, self.config.home)
+        self.folder.add(message.chat_id, content, message.media_group_id)
 
     async def _document(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        await self._converse(message.chat_id, await document_text(message, self.config.home))
+        content = await document_text(message, self.config.home)
+        self.folder.add(message.chat_id, content, message.media_group_id)
 
     async def _voice(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -377,10 +384,11 @@ class TelegramBot:
             told = f"I could not listen to that voice note: {exc}."
             await self.delivery.send_text(message.chat_id, told)
             return
-        await self._converse(message.chat_id, f"[Voice note, transcribed]: {heard}", True)
+        self.folder.add(message.chat_id, f"[Voice note, transcribed]: {heard}", spoken=True)
 
-    async def _converse(self, chat_id: int, content: Any, spoken_in: bool = False) -> None:
-        """One turn: typing while it works, the answer streamed or sent, then artifacts."""
+    async def _answer(self, chat_id: int, contents: list[Content], spoken_in: bool) -> None:
+        """One turn for a batch of messages: typing while it works, the answer streamed, sent
+        or spoken (`spoken_in`: the batch holds a voice note), then artifacts."""
         front = self.front
         turn_id = front.new_turn_id()
         stream = None
@@ -393,7 +401,9 @@ class TelegramBot:
 
             stream = StreamingReply(self.delivery, chat_id, shown)
         async with self.delivery.typing(chat_id):
-            reply = await front.converse(str(chat_id), content, stream=stream, turn_id=turn_id)
+            reply = await front.converse(
+                str(chat_id), contents[0], stream=stream, turn_id=turn_id, follow_ups=contents[1:]
+            )
         if by_voice:
             await reply_by_voice(self.delivery, front, chat_id, reply.text)
         elif stream is not None:
@@ -412,7 +422,10 @@ class TelegramBot:
         await self._say(update, memory_report(self.front))
 
     async def _error(self, update: object, context: Context) -> None:
-        error = context.error
+        chat = update.effective_chat if isinstance(update, Update) else None
+        await self._report(chat.id if chat is not None else None, context.error)
+
+    async def _report(self, chat_id: int | None, error: BaseException | None) -> None:
         if isinstance(error, StoreBusy):
             log.warning("a message could not be handled: %s", error)
             text = "I could not store your message: my database is busy. Please try again."
@@ -423,30 +436,12 @@ class TelegramBot:
                 "Something went wrong on my side and that message was not handled (the details "
                 "are in the log). Please send it again; if it keeps failing, /new starts afresh."
             )
-        if isinstance(update, Update) and update.effective_chat is not None:
-            try:
-                await self.delivery.send_text(update.effective_chat.id, text)
-            except Exception:
-                log.exception("could not report the error to the chat")
-
-
-def _start_failure(exc: Exception, config: Config) -> str:
-    """One line without the token: python-telegram-bot's own InvalidToken text quotes it."""
-    from augure.host.logs import BOT_TOKEN_IN_URL
-    from augure.host.secrets import Redactor
-
-    # Named where the owner set it (file and key, .env or variable), as `augure doctor` does.
-    token_from = source_of(config, "telegram", "token")
-    if isinstance(exc, InvalidToken):
-        return f"Telegram rejected the bot token (401): fix {token_from}"
-    # Left at its default, the address is named by where it can be set.
-    url_from = source_of(config, "telegram", "api_url").removeprefix("not set: set ")
-    if isinstance(exc, NetworkError):
-        where = config.telegram.api_url.rstrip("/")
-        through = " and the proxy ([telegram] proxy)" if config.telegram.proxy else ""
-        return f"cannot reach the Bot API at {where}; check {url_from}{through} and the network"
-    detail = BOT_TOKEN_IN_URL.sub(r"\1<token>", Redactor.from_config(config)(str(exc)))
-    return f"cannot start the Telegram bot ({detail}); check {token_from} and {url_from}"
+        if chat_id is None:
+            return
+        try:
+            await self.delivery.send_text(chat_id, text)
+        except Exception:
+            log.exception("could not report the error to the chat")
 
 
 STOP_SECONDS = 8.0  # within the 10 s `augure run` has to stop (docs/operations.md)

@@ -1,0 +1,155 @@
+"""Folded follow-ups and albums (docs/telegram.md, "Follow-ups and albums").
+
+People write in bursts: a question, then a correction, then a photo. Each message of a chat
+joins the chat's pending batch in arrival order; one drain per chat hands the batch to a
+single turn once the chat is quiet: no message of it still being read (a download, a
+transcription), none newer than `fold_seconds`, and no album part newer than
+ALBUM_SECONDS. Whatever arrives while that turn runs waits for it and becomes the next batch,
+so a burst costs one model call, not one per message. The agent stores the whole batch with
+its turn before the model sees any of it (docs/durability.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# Telegram sends an album's parts as separate updates within a few milliseconds; this waits
+# out a slow one even with `fold_seconds = 0`, so an album is always one message.
+ALBUM_SECONDS = 0.5
+# A chat that keeps typing is still answered: the window never holds a batch longer.
+LONGEST_WAIT_SECONDS = 10.0
+
+Content = str | list[dict[str, Any]]
+# The chat, the batch's messages in order, and whether one of them was a voice note (a
+# voice note may be answered by voice: docs/voice.md).
+Answer = Callable[[int, list[Content], bool], Awaitable[None]]
+Failed = Callable[[int, BaseException], Awaitable[None]]
+
+
+@dataclass
+class _Part:
+    content: Content
+    album: str | None
+    spoken: bool = False
+
+
+@dataclass
+class _Chat:
+    parts: list[_Part] = field(default_factory=list)
+    reading: int = 0  # messages of this chat taken in but not yet read
+    last_arrival: float = 0.0
+    first_arrival: float = 0.0
+    album_arrival: float = 0.0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    drain: asyncio.Task[None] | None = None
+
+
+class Folder:
+    """Per chat: the messages waiting to be answered, and the one task answering them."""
+
+    def __init__(self, answer: Answer, failed: Failed, fold_seconds: float) -> None:
+        self._answer = answer
+        self._failed = failed
+        self.fold_seconds = fold_seconds
+        self._chats: dict[int, _Chat] = {}
+
+    @contextlib.contextmanager
+    def reading(self, chat_id: int) -> Iterator[None]:
+        """Held from a message's arrival until it is added (or dropped): the batch waits for
+        it, so a slow download never lets a later message be answered first."""
+        chat = self._chats.setdefault(chat_id, _Chat())
+        chat.reading += 1
+        try:
+            yield
+        finally:
+            chat.reading -= 1
+            chat.changed.set()
+            if not chat.reading and not chat.parts and chat.drain is None:
+                self._chats.pop(chat_id, None)  # dropped (a voice note not heard)
+
+    def add(
+        self, chat_id: int, content: Content, album: str | None = None, *, spoken: bool = False
+    ) -> None:
+        chat = self._chats.setdefault(chat_id, _Chat())
+        now = time.monotonic()
+        if not chat.parts:
+            chat.first_arrival = now
+        chat.parts.append(_Part(content, album, spoken))
+        chat.last_arrival = now
+        if album is not None:
+            chat.album_arrival = now
+        chat.changed.set()
+        if chat.drain is None:
+            chat.drain = asyncio.create_task(self._drain(chat_id, chat))
+
+    async def close(self) -> None:
+        """Waits for the batches being answered; the caller bounds the wait."""
+        drains = [chat.drain for chat in self._chats.values() if chat.drain is not None]
+        try:
+            await asyncio.gather(*drains, return_exceptions=True)
+        finally:
+            for drain in drains:
+                drain.cancel()
+
+    async def _drain(self, chat_id: int, chat: _Chat) -> None:
+        try:
+            while chat.parts:
+                await self._quiet(chat)
+                batch, chat.parts = chat.parts, []
+                try:
+                    spoken = any(part.spoken for part in batch)
+                    await self._answer(chat_id, merge_albums(batch), spoken)
+                except Exception as exc:
+                    await self._failed(chat_id, exc)
+        finally:
+            chat.drain = None
+            if not chat.parts and not chat.reading:
+                self._chats.pop(chat_id, None)
+
+    async def _quiet(self, chat: _Chat) -> None:
+        while True:
+            chat.changed.clear()
+            wait = self._wait_left(chat) if not chat.reading else None
+            if wait is not None and wait <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(chat.changed.wait(), wait)
+
+    def _wait_left(self, chat: _Chat) -> float:
+        now = time.monotonic()
+        window = chat.last_arrival + self.fold_seconds
+        window = min(window, chat.first_arrival + LONGEST_WAIT_SECONDS)
+        if chat.parts and chat.parts[-1].album is not None:
+            window = max(window, chat.album_arrival + ALBUM_SECONDS)
+        return window - now
+
+
+def merge_albums(parts: list[_Part]) -> list[Content]:
+    """One message per album (its parts in order), every other message as it came."""
+    merged: list[Content] = []
+    album_of_last: str | None = None
+    for part in parts:
+        if part.album is not None and part.album == album_of_last:
+            merged[-1] = _joined(merged[-1], part.content)
+        else:
+            merged.append(part.content)
+        album_of_last = part.album
+    return merged
+
+
+def _joined(first: Content, second: Content) -> Content:
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}"
+    return [*_as_parts(first), *_as_parts(second)]
+
+
+def _as_parts(content: Content) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
