@@ -447,9 +447,7 @@ async def http_tool(
     body: Annotated[
         str | dict[str, Any] | list[Any] | None, Field(description="text, or JSON")
     ] = None,
-    raw: Annotated[
-        bool, Field(description="true: an HTML page's markup instead of its readable text")
-    ] = False,
+    raw: Annotated[bool, Field(description="HTML as markup, not readable text")] = False,
 ) -> ToolResult:
     """An HTTP request to an API or page: status, main headers, body. Only GET runs
     unasked."""

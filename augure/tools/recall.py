@@ -34,8 +34,8 @@ async def recall(
     until: Annotated[str | None, Field(description="ISO date or time, excluded")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
 ) -> ToolResult:
-    """Search past conversations (kept after compaction) and the memory files, best match first,
-    when the owner refers to something said before that is no longer in view."""
+    """Search past chats and memory files for something said before that is out of view.
+    Past messages are kept after compaction; the best match comes first."""
     if chat == "all" and not _owner(ctx):
         return ToolResult.error('chat: "all" is for the owner only; search this chat.')
     if chat == "this" and ctx.chat_id is None:

@@ -84,7 +84,7 @@ async def test_a_fact_said_before_two_compactions_is_recalled_though_gone_from_h
     assert bot.llm.embedding_requests == []  # no [recall] embeddings_model: never asked
     # One line of the system prompt (all of it stable across turns) says when to search.
     system = bot.llm.requests[-1]["messages"][0]["content"]
-    assert "- recall: Search past conversations" in system and "said before" in system
+    assert "- recall: Search past chats" in system and "said before" in system
 
 
 async def test_memory_files_are_found(bot: Bot) -> None:
