@@ -17,12 +17,13 @@ from augure.agent.dispatch import Dispatch
 from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
-from augure.agent.turn import ChatModel, Content, Reply, Turn, TurnState, TurnStream
+from augure.agent.turn import Content, Reply, Turn, TurnState, TurnStream
 from augure.codemode.tool import code_mode_schema
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
 from augure.llm.client import LLMError, LLMResponse, explain, for_owner
+from augure.llm.models import ChatModel
 from augure.memory.store import MemoryStore
 from augure.skills.model import Catalog
 from augure.store.audit import new_id

@@ -15,10 +15,10 @@ from collections.abc import Collection
 from fnmatch import fnmatchcase
 from typing import Any
 
-from augure.agent.turn import ChatModel
 from augure.config.agents import AgentSpec
 from augure.llm.budget import SUBAGENT, working_as
 from augure.llm.client import LLMError
+from augure.llm.models import ChatModel
 from augure.tools.base import Artifact, Catalogue, RunContext, Tool, ToolResult
 from augure.tools.result import relayed_source
 

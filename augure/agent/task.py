@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from augure.agent.context import first_sentence
 from augure.agent.subagent import run_subagent
-from augure.agent.turn import ChatModel
 from augure.config.agents import AgentsConfig
+from augure.llm.models import ChatModel
 from augure.tools.base import RunContext, Running, Tool, ToolResult
 
 NAME = "task"

@@ -9,28 +9,10 @@ from augure.agent import history
 from augure.agent.context import SystemPrompt
 from augure.agent.tally import Tally
 from augure.common.caller import Caller
-from augure.llm.client import LLMResponse, TextSink, ToolCallSink
 from augure.store.state import TurnUsage
 from augure.tools.base import Artifact, RunContext
 
 Content = str | list[dict[str, Any]]
-
-
-class ChatModel(Protocol):
-    """What a turn needs of the model: `LLM` over HTTP, or a scripted one in tests."""
-
-    model: str
-
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        *,
-        tool_choice: str | None = None,
-        on_text: TextSink | None = None,
-        model: str | None = None,
-        on_tool_call: ToolCallSink | None = None,
-    ) -> LLMResponse: ...
 
 
 class TurnStream(Protocol):

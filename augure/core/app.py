@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from augure.agent.loop import Agent
 from augure.agent.personas import Personas
 from augure.agent.task import task_tool
-from augure.agent.turn import ChatModel
 from augure.approval.gate import ApprovalGate
 from augure.background import TaskManager
 from augure.background.manager import Report
@@ -27,7 +26,7 @@ from augure.core.spend import Budget, build_models
 from augure.host.secrets import Redactor
 from augure.llm.budget import HEARTBEAT, JOB, SKILL, working_as
 from augure.llm.client import LLM
-from augure.llm.models import Models
+from augure.llm.models import ChatModel, Models
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Protocol
 
-from augure.agent.turn import ChatModel
 from augure.common.ports import Approver, Notifier
 from augure.common.progress import Progress
 from augure.config.settings import Config
@@ -22,6 +21,7 @@ from augure.core.forgetting import ForgetRequests
 from augure.core.front import Front
 from augure.core.recovery import recover
 from augure.host.home import HomeLock
+from augure.llm.models import ChatModel
 from augure.mcp.adapter import register as register_mcp_tools
 from augure.store.state import Store
 from augure.tools import browser

@@ -14,7 +14,7 @@ from augure.config.budget import BudgetConfig, Prices
 from augure.config.settings import Config, source_of
 from augure.llm.budget import SPEECH, TRANSCRIPTION, BudgetReached
 from augure.llm.client import LLM, LLMResponse
-from augure.llm.models import Completes, Entry, Models
+from augure.llm.models import ChatModel, Entry, Models
 from augure.store.spend import Ledger, ModelCall, Period, Tally
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class SpendReport:
     month: Period
 
 
-def build_models(config: Config, llm: LLM, primary: Completes, gate: Budget | None) -> Models:
+def build_models(config: Config, llm: LLM, primary: ChatModel, gate: Budget | None) -> Models:
     """The wrapper every caller uses: `primary` answers first (the HTTP client, or a scripted
     model in tests), then each `[[llm.fallbacks]]` entry on its own client."""
     entries = [Entry(config.llm.model, primary, config.llm)]

@@ -26,7 +26,7 @@ from augure.llm.client import LLM, LLMError, LLMResponse, TextSink, ToolCallRequ
 log = logging.getLogger(__name__)
 
 
-class Completes(Protocol):
+class ChatModel(Protocol):
     """A model client: `LLM` over HTTP, or a scripted one in tests."""
 
     model: str
@@ -48,7 +48,7 @@ class Entry:
     """One model the wrapper may ask: the primary or a fallback, with its prices."""
 
     model: str
-    client: Completes
+    client: ChatModel
     prices: Prices
     override: str | None = None  # a model name the client is not configured for
 

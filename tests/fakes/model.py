@@ -1,7 +1,7 @@
 """An in-process scripted model for unit tests of the turn loop (no HTTP, no SDK).
 
 It answers `complete` calls from a script of replies or from a function of the request, and
-records every request. It implements `augure.agent.loop.ChatModel`, the only thing a turn
+records every request. It implements `augure.llm.models.ChatModel`, the only thing a turn
 needs of a model; the end-to-end tests use the HTTP fake in `openai.py` with the real SDK.
 """
 
