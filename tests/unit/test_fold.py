@@ -19,7 +19,9 @@ class Answers:
         self.fail_first = fail_first
         self.done = asyncio.Event()
 
-    async def answer(self, chat_id: int, contents: list[Content], spoken_in: bool) -> None:
+    async def answer(
+        self, chat_id: int, contents: list[Content], spoken_in: bool, received: list[int]
+    ) -> None:
         self.batches.append((chat_id, contents))
         self.spoken.append(spoken_in)
         self.done.set()
