@@ -12,7 +12,8 @@ from pathlib import Path
 
 from augure.core.recovery import INTERRUPTED_UNSEEN
 from tests.e2e.conftest import OWNER, bot_environment
-from tests.e2e.helpers import environment, launch, until
+from tests.e2e.helpers import environment, launch, this_turn, until
+from tests.e2e.test_chat_experience import png
 from tests.e2e.test_durability import echo, echoed, restart_twice
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
@@ -101,3 +102,25 @@ async def test_kill_while_follow_ups_wait_behind_a_running_turn_answers_them_onc
             rows = connection.execute("SELECT content FROM messages WHERE role = 'user'")
             assert [row[0] for row in rows] == ["first", "second", "third"]
         assert inbox_rows(tmp_path / "state.db") == 0
+
+
+async def test_kill_while_an_album_waits_answers_it_after_restart_as_one_message(
+    tmp_path: Path,
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        env["AUGURE__TELEGRAM__FOLD_SECONDS"] = "5"
+        process = await launch(env)
+        await telegram.wait_polling(timeout=20)
+        telegram.inject_album(OWNER, [png(4, 3), png(6, 5)], caption="which is cuter?")
+        await confirmed(telegram, telegram._next_update_id - 1)
+        await until(tmp_path / "state.db", "SELECT 1 WHERE (SELECT count(*) FROM inbox) = 2")
+        await kill(process)
+
+        llm.script(text("the second"))
+        await restart_twice(env, telegram)
+        (request,) = llm.requests
+        (album,) = this_turn(request)  # one user message, both images in it, in order
+        assert [part["type"] for part in album] == ["text", "image_url", "text", "image_url"]
+        assert "which is cuter?" in album[0]["text"]
+        assert [m["text"] for m in telegram.messages(OWNER)] == ["the second"]
