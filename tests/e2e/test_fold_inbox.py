@@ -14,7 +14,7 @@ from augure.core.recovery import INTERRUPTED_UNSEEN
 from tests.e2e.conftest import OWNER, bot_environment
 from tests.e2e.helpers import environment, launch, this_turn, until
 from tests.e2e.test_chat_experience import png
-from tests.e2e.test_durability import echo, echoed, restart_twice
+from tests.e2e.test_durability import echo, echoed, restart_twice, stop
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
 
@@ -124,3 +124,21 @@ async def test_kill_while_an_album_waits_answers_it_after_restart_as_one_message
         assert [part["type"] for part in album] == ["text", "image_url", "text", "image_url"]
         assert "which is cuter?" in album[0]["text"]
         assert [m["text"] for m in telegram.messages(OWNER)] == ["the second"]
+
+
+async def test_a_clean_stop_that_cuts_the_wait_short_leaves_the_message_for_the_next_start(
+    tmp_path: Path,
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        env["AUGURE__TELEGRAM__FOLD_SECONDS"] = "30"  # longer than a stop may take
+        process = await launch(env)
+        await telegram.wait_polling(timeout=20)
+        telegram.inject_message(OWNER, "later")
+        await until(tmp_path / "state.db", WAITING.format("later"))
+        await stop(process)  # SIGTERM
+        assert llm.requests == []
+
+        llm.responder = echo
+        first, second = await restart_twice(env, telegram)
+        assert first == "echo later" and second == ""
