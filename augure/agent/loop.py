@@ -76,6 +76,7 @@ class Agent:
         turn_id: str | None = None,
         asked_from: str | None = None,
         follow_ups: Sequence[Content] = (),
+        received: Sequence[int] = (),
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
         `follow_ups` came after `content` and are answered with it (docs/telegram.md).
@@ -83,12 +84,15 @@ class Agent:
         `tools` limits the turn to those tools (a skill's declared ones); `asked_from` names
         the outside source of `content` when it is not the owner's words. A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
-        then a restart finds the reply stored and unsent."""
+        then a restart finds the reply stored and unsent. `received`: the inbox rows of the
+        messages, taken out of the inbox as the turn is stored (docs/durability.md)."""
         # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
         caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
         grants = self._grants[chat_id] if caller.started_by == "chat" else None
         caller = dataclasses.replace(caller, grants=grants)
-        turn = Turn(turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from)
+        turn = Turn(
+            turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from, tuple(received)
+        )
         async with self._locks[chat_id]:
             try:
                 return await self._turn(turn, [content, *follow_ups], stream)
@@ -172,7 +176,9 @@ class Agent:
         stored = [{"role": "user", "content": history.text_only(c)} for c in asked]
         # Stored with its turn before anything else happens: a crash from here on loses
         # nothing the owner said, and the restart knows a reply was owed.
-        await self.store.begin_turn(turn.id, turn.chat_id, turn.origin, conversation.id, *stored)
+        await self.store.begin_turn(
+            turn.id, turn.chat_id, turn.origin, conversation.id, *stored, received=turn.received
+        )
         conversation.messages.extend(stored)
         if self.tools_ready is not None:  # tools still being listed (docs/mcp.md, Lifecycle)
             await self.tools_ready()

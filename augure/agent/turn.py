@@ -40,6 +40,7 @@ class Turn:
     caller: Caller  # who the turn works for; its calls extend this
     awaits_delivery: bool
     asked_from: str | None = None  # the message is outside content from this source
+    received: tuple[int, ...] = ()  # its messages' inbox rows, consumed as it begins
 
     @property
     def origin(self) -> str:

@@ -41,6 +41,8 @@ from augure.store.audit import STATUSES as INVOCATION_STATUSES
 from augure.store.audit import Audit, Rule, new_id
 from augure.store.connection import StateError as StateError
 from augure.store.connection import StoreBusy as StoreBusy
+from augure.store.inbox import Inbox
+from augure.store.inbox import Waiting as Waiting
 from augure.store.reports import FILTERS as INVOCATION_FILTERS
 from augure.store.reports import Day as Day
 from augure.store.reports import InvocationPage as InvocationPage
@@ -68,6 +70,7 @@ __all__ = [
     "StoreBusy",
     "Tally",
     "Usage",
+    "Waiting",
     "report_json",
     "report_lines",
 ]
@@ -173,12 +176,37 @@ class Front:
         stream: TurnStream | None = None,
         turn_id: str | None = None,
         follow_ups: Sequence[Content] = (),
+        received: Sequence[int] = (),
     ) -> Reply:
-        """`follow_ups`: messages that came after `content`, answered in the same turn."""
+        """`follow_ups`: messages that came after `content`, answered in the same turn.
+        `received`: their ids from `receive`, out of the inbox once the turn is stored."""
         agent = self._running().agent
         return await agent.handle(
-            chat_id, content, stream=stream, turn_id=turn_id, follow_ups=follow_ups
+            chat_id,
+            content,
+            stream=stream,
+            turn_id=turn_id,
+            follow_ups=follow_ups,
+            received=received,
         )
+
+    async def receive(
+        self, chat_id: str, content: Content, album: str | None = None, *, spoken: bool = False
+    ) -> int:
+        """A message taken in, stored before it waits to be answered (docs/durability.md):
+        its id goes to `converse` with it. Secrets are masked as in the history."""
+        clean = (
+            self.clean(content) if isinstance(content, str) else self._state.redact.value(content)
+        )
+        return await Inbox(self._state.store.db).receive(chat_id, clean, album, spoken=spoken)
+
+    async def waiting(self) -> list[Waiting]:
+        """Messages a previous run took in and did not answer, in arrival order."""
+        return await Inbox(self._state.store.db).waiting()
+
+    async def dismiss(self, received: Sequence[int]) -> None:
+        """Messages whose turn failed before it was stored; the owner was told instead."""
+        await Inbox(self._state.store.db).dismiss(received)
 
     @staticmethod
     def new_turn_id() -> str:

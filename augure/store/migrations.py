@@ -304,4 +304,20 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (period, kind)
     );
     """,
+    # Messages taken in but not yet answered (docs/durability.md, "Messages waiting to be
+    # folded"): stored on arrival, before they wait for the fold window or a running turn,
+    # and deleted by the transaction that stores them with their turn. `id` is the arrival
+    # order, never reused, so a batch can only consume its own rows; `content_format` 'json'
+    # marks multi-part content (text and images), as in `messages`.
+    """
+    CREATE TABLE inbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        content_format TEXT,
+        album TEXT,
+        spoken INTEGER NOT NULL DEFAULT 0,
+        received_at REAL NOT NULL
+    );
+    """,
 ]

@@ -16,6 +16,7 @@ from typing import Any
 from augure.host.home import private_home
 from augure.store.archive import archive_messages
 from augure.store.connection import Database
+from augure.store.inbox import consume
 from augure.store.migrations import MIGRATIONS
 
 __all__ = ["MIGRATIONS", "Store", "TurnUsage"]
@@ -133,13 +134,21 @@ class Store:
     # -- turns ---------------------------------------------------------------------------
 
     async def begin_turn(
-        self, turn_id: str, chat_id: str, origin: str, conversation_id: int, *asked: dict[str, Any]
+        self,
+        turn_id: str,
+        chat_id: str,
+        origin: str,
+        conversation_id: int,
+        *asked: dict[str, Any],
+        received: Sequence[int] = (),
     ) -> None:
         """The owner's messages (several when folded) and the turn that answers them, stored
-        in one transaction before the model sees them."""
+        in one transaction before the model sees them. `received`: the messages' rows in the
+        inbox, which leave it in the same transaction (augure.store.inbox)."""
         rows = _message_rows(conversation_id, list(asked))
 
         def begin(connection: sqlite3.Connection) -> None:
+            consume(connection, received)
             connection.execute(
                 "INSERT INTO turns (id, chat_id, origin, status, started_at) "
                 "VALUES (?, ?, ?, 'running', ?)",

@@ -4,24 +4,39 @@ what it holds, and that one failed turn does not stop the chat."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from augure.channels.telegram import fold
 from augure.channels.telegram.fold import Content, Folder, _Part, merge_albums
+from augure.config.settings import load_config
+from augure.core.front import Front
+from augure.core.lifespan import Augure
+
+PHOTO = [
+    {"type": "text", "text": "a cat"},
+    {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,AAAA"}},
+]
 
 
 class Answers:
     def __init__(self, fail_first: bool = False) -> None:
         self.batches: list[tuple[int, list[Content]]] = []
         self.spoken: list[bool] = []
+        self.received: list[list[int]] = []
         self.failures: list[tuple[int, str]] = []
         self.fail_first = fail_first
         self.done = asyncio.Event()
 
-    async def answer(self, chat_id: int, contents: list[Content], spoken_in: bool) -> None:
+    async def answer(
+        self, chat_id: int, contents: list[Content], spoken_in: bool, received: list[int]
+    ) -> None:
         self.batches.append((chat_id, contents))
         self.spoken.append(spoken_in)
+        self.received.append(received)
         self.done.set()
         if self.fail_first and len(self.batches) == 1:
             raise RuntimeError("the turn failed")
@@ -113,3 +128,64 @@ async def test_a_batch_holding_a_voice_note_says_so_for_a_spoken_answer() -> Non
     await asyncio.wait_for(answers.done.wait(), 5)
     await folder.close()
     assert answers.spoken == [True, False]
+
+
+# -- with the core's inbox (a real state.db, through the channel's verbs) ----------------
+
+
+@contextlib.asynccontextmanager
+async def inbox_of(home: Path) -> AsyncIterator[Front]:
+    async with Augure.reading(load_config(home=home)) as front:
+        yield front
+
+
+async def test_a_start_hands_back_what_waited_one_batch_per_chat_in_order_without_a_window(
+    tmp_path: Path,
+) -> None:
+    async with inbox_of(tmp_path) as before_the_crash:
+        ids = [
+            await before_the_crash.receive("1", "book a table"),
+            await before_the_crash.receive("2", "other chat"),
+            await before_the_crash.receive("1", PHOTO, "album"),
+            await before_the_crash.receive("1", PHOTO, "album"),
+            await before_the_crash.receive("1", "[Voice note, transcribed]: for four", spoken=True),
+        ]
+    answers = Answers()
+    # A window far longer than the wait below: what waited is answered without one.
+    folder = Folder(answers.answer, answers.failed, fold_seconds=60)
+    async with inbox_of(tmp_path) as front:
+        folder.inbox = front
+        assert await folder.hand_back() == 5
+        await asyncio.wait_for(folder.close(), 5)
+    assert sorted(answers.batches, key=lambda batch: batch[0]) == [
+        (1, ["book a table", [*PHOTO, *PHOTO], "[Voice note, transcribed]: for four"]),
+        (2, ["other chat"]),
+    ]
+    assert sorted(answers.received) == [[ids[0], *ids[2:]], [ids[1]]]
+    assert answers.spoken[[chat for chat, _ in answers.batches].index(1)] is True
+
+
+async def test_a_batch_that_failed_before_its_turn_was_stored_is_not_answered_again(
+    tmp_path: Path,
+) -> None:
+    answers = Answers(fail_first=True)
+    folder = Folder(answers.answer, answers.failed, fold_seconds=0)
+    async with inbox_of(tmp_path) as front:
+        folder.inbox = front
+        await folder.take(1, "breaks")
+        await asyncio.wait_for(folder.close(), 5)
+        assert answers.failures == [(1, "the turn failed")]  # the owner was told: its answer
+        assert await front.waiting() == []
+
+
+async def test_a_secret_in_a_message_is_masked_before_it_is_stored_to_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-unit-secret-value-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    async with inbox_of(tmp_path) as front:
+        await front.receive("1", f"my key is {secret}")
+        await front.receive("1", [{"type": "text", "text": f"caption {secret}"}])
+        waiting = await front.waiting()
+    assert len(waiting) == 2 and secret not in repr(waiting)
+    assert secret.encode() not in (tmp_path / "state.db").read_bytes()

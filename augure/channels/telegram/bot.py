@@ -176,6 +176,7 @@ class TelegramBot:
     async def open(self, front: Front) -> None:
         """Sending works from here on (recovery's notices go out through the channel)."""
         self._front = front
+        self.folder.inbox = front
         try:
             await self.application.initialize()
             await self.application.start()
@@ -184,6 +185,7 @@ class TelegramBot:
 
     async def listen(self) -> None:
         assert self.application.updater is not None
+        await self.folder.hand_back()  # before polling: what waited comes first, in order
         try:
             await self.application.updater.start_polling(
                 allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
@@ -348,14 +350,14 @@ class TelegramBot:
         message = update.effective_message
         assert message is not None and message.text is not None
         text = without_mention(message.text, context.bot.bot) if in_group(message) else message.text
-        self.folder.add(message.chat_id, text)
+        await self.folder.take(message.chat_id, text)
 
     async def _kind_as_text(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
         line = as_text(message)
         assert line is not None  # KINDS_AS_TEXT only lets such messages through
-        self.folder.add(message.chat_id, line)
+        await self.folder.take(message.chat_id, line)
 
     async def _unsupported(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -366,13 +368,13 @@ class TelegramBot:
         message = update.effective_message
         assert message is not None
         content = await photo_content(message, self.config.home)
-        self.folder.add(message.chat_id, content, message.media_group_id)
+        await self.folder.take(message.chat_id, content, message.media_group_id)
 
     async def _document(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
         content = await document_text(message, self.config.home)
-        self.folder.add(message.chat_id, content, message.media_group_id)
+        await self.folder.take(message.chat_id, content, message.media_group_id)
 
     async def _voice(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -384,9 +386,11 @@ class TelegramBot:
             told = f"I could not listen to that voice note: {exc}."
             await self.delivery.send_text(message.chat_id, told)
             return
-        self.folder.add(message.chat_id, f"[Voice note, transcribed]: {heard}", spoken=True)
+        await self.folder.take(message.chat_id, f"[Voice note, transcribed]: {heard}", spoken=True)
 
-    async def _answer(self, chat_id: int, contents: list[Content], spoken_in: bool) -> None:
+    async def _answer(
+        self, chat_id: int, contents: list[Content], spoken_in: bool, received: list[int]
+    ) -> None:
         """One turn for a batch of messages: typing while it works, the answer streamed, sent
         or spoken (`spoken_in`: the batch holds a voice note), then artifacts."""
         front = self.front
@@ -402,7 +406,12 @@ class TelegramBot:
             stream = StreamingReply(self.delivery, chat_id, shown)
         async with self.delivery.typing(chat_id):
             reply = await front.converse(
-                str(chat_id), contents[0], stream=stream, turn_id=turn_id, follow_ups=contents[1:]
+                str(chat_id),
+                contents[0],
+                stream=stream,
+                turn_id=turn_id,
+                follow_ups=contents[1:],
+                received=received,
             )
         if by_voice:
             await reply_by_voice(self.delivery, front, chat_id, reply.text)

@@ -5,8 +5,13 @@ joins the chat's pending batch in arrival order; one drain per chat hands the ba
 single turn once the chat is quiet: no message of it still being read (a download, a
 transcription), none newer than `fold_seconds`, and no album part newer than
 ALBUM_SECONDS. Whatever arrives while that turn runs waits for it and becomes the next batch,
-so a burst costs one model call, not one per message. The agent stores the whole batch with
-its turn before the model sees any of it (docs/durability.md).
+so a burst costs one model call, not one per message.
+
+Telegram counts a message delivered once the bot has read it, so each is stored in the core's
+inbox before it waits here (`take`); the agent stores the whole batch with its turn, and takes
+it out of the inbox, in one transaction before the model sees any of it. A start hands back
+what a crash left waiting (`hand_back`), so no message is lost or answered twice
+(docs/durability.md).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from augure.core.front import Front
+
 log = logging.getLogger(__name__)
 
 # Telegram sends an album's parts as separate updates within a few milliseconds; this waits
@@ -28,9 +35,9 @@ ALBUM_SECONDS = 0.5
 LONGEST_WAIT_SECONDS = 10.0
 
 Content = str | list[dict[str, Any]]
-# The chat, the batch's messages in order, and whether one of them was a voice note (a
-# voice note may be answered by voice: docs/voice.md).
-Answer = Callable[[int, list[Content], bool], Awaitable[None]]
+# The chat, the batch's messages in order, whether one of them was a voice note (a voice
+# note may be answered by voice: docs/voice.md), and their ids in the inbox.
+Answer = Callable[[int, list[Content], bool, list[int]], Awaitable[None]]
 Failed = Callable[[int, BaseException], Awaitable[None]]
 
 
@@ -39,6 +46,7 @@ class _Part:
     content: Content
     album: str | None
     spoken: bool = False
+    received: int | None = None  # its id in the inbox
 
 
 @dataclass
@@ -60,6 +68,27 @@ class Folder:
         self._failed = failed
         self.fold_seconds = fold_seconds
         self._chats: dict[int, _Chat] = {}
+        self.inbox: Front | None = None  # where messages are kept while they wait
+
+    async def take(
+        self, chat_id: int, content: Content, album: str | None = None, *, spoken: bool = False
+    ) -> None:
+        """A message read: stored, then added to its chat's batch."""
+        assert self.inbox is not None, "messages are taken in only once the core is open"
+        received = await self.inbox.receive(str(chat_id), content, album, spoken=spoken)
+        self.add(chat_id, content, album, spoken=spoken, received=received)
+
+    async def hand_back(self) -> int:
+        """What a previous run took in and never answered, back in each chat's batch in
+        arrival order. It has waited already: answered without a further window."""
+        assert self.inbox is not None
+        waiting = await self.inbox.waiting()
+        for message in waiting:
+            chat_id, album = int(message.chat_id), message.album
+            self.add(chat_id, message.content, album, spoken=message.spoken, received=message.id)
+            self._chats[chat_id].last_arrival = float("-inf")
+            self._chats[chat_id].album_arrival = float("-inf")
+        return len(waiting)
 
     @contextlib.contextmanager
     def reading(self, chat_id: int) -> Iterator[None]:
@@ -76,13 +105,19 @@ class Folder:
                 self._chats.pop(chat_id, None)  # dropped (a voice note not heard)
 
     def add(
-        self, chat_id: int, content: Content, album: str | None = None, *, spoken: bool = False
+        self,
+        chat_id: int,
+        content: Content,
+        album: str | None = None,
+        *,
+        spoken: bool = False,
+        received: int | None = None,
     ) -> None:
         chat = self._chats.setdefault(chat_id, _Chat())
         now = time.monotonic()
         if not chat.parts:
             chat.first_arrival = now
-        chat.parts.append(_Part(content, album, spoken))
+        chat.parts.append(_Part(content, album, spoken, received))
         chat.last_arrival = now
         if album is not None:
             chat.album_arrival = now
@@ -104,15 +139,27 @@ class Folder:
             while chat.parts:
                 await self._quiet(chat)
                 batch, chat.parts = chat.parts, []
+                received = [part.received for part in batch if part.received is not None]
                 try:
                     spoken = any(part.spoken for part in batch)
-                    await self._answer(chat_id, merge_albums(batch), spoken)
+                    await self._answer(chat_id, merge_albums(batch), spoken, received)
                 except Exception as exc:
                     await self._failed(chat_id, exc)
+                    await self._dismiss(received)
         finally:
             chat.drain = None
             if not chat.parts and not chat.reading:
                 self._chats.pop(chat_id, None)
+
+    async def _dismiss(self, received: list[int]) -> None:
+        """The owner was told the batch failed: that is its answer, so a start must not
+        answer it again. (A batch its turn had stored is out of the inbox already.)"""
+        if self.inbox is None or not received:
+            return
+        try:
+            await self.inbox.dismiss(received)
+        except Exception:  # still waiting: the next start answers it instead
+            log.exception("could not take a failed batch out of the inbox")
 
     async def _quiet(self, chat: _Chat) -> None:
         while True:

@@ -1,0 +1,97 @@
+"""Messages taken in and not yet answered (docs/durability.md, "Messages waiting to be folded").
+
+Telegram counts a message delivered as soon as the bot has read it, while the channel may hold
+it for the fold window or behind a running turn. Each message is stored here on arrival; the
+turn that answers it deletes it in the transaction that stores it in the history
+(`Store.begin_turn`), so a message is always in exactly one of the two, and a start hands
+back what a crash left waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from augure.store.connection import Database
+
+Content = str | list[dict[str, Any]]
+
+
+class AlreadyAnswered(RuntimeError):
+    """A batch named a waiting message that another turn has already taken: answering it
+    again would answer it twice, so the turn is not begun."""
+
+
+@dataclass(frozen=True)
+class Waiting:
+    id: int  # the arrival order
+    chat_id: str
+    content: Content
+    album: str | None
+    spoken: bool  # a voice note, which may be answered by voice (docs/voice.md)
+
+
+class Inbox:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def receive(
+        self, chat_id: str, content: Content, album: str | None = None, *, spoken: bool = False
+    ) -> int:
+        structured = not isinstance(content, str)
+
+        def insert(connection: sqlite3.Connection) -> int:
+            cursor = connection.execute(
+                "INSERT INTO inbox (chat_id, content, content_format, album, spoken, "
+                "received_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    chat_id,
+                    json.dumps(content) if structured else content,
+                    "json" if structured else None,
+                    album,
+                    int(spoken),
+                    time.time(),
+                ),
+            )
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
+        return await self.db.write(insert)
+
+    async def waiting(self) -> list[Waiting]:
+        """Every message still waiting, in arrival order."""
+        rows = await self.db.fetchall(
+            "SELECT id, chat_id, content, content_format, album, spoken FROM inbox ORDER BY id"
+        )
+        return [
+            Waiting(
+                id=row["id"],
+                chat_id=row["chat_id"],
+                content=json.loads(row["content"])
+                if row["content_format"] == "json"
+                else row["content"],
+                album=row["album"],
+                spoken=bool(row["spoken"]),
+            )
+            for row in rows
+        ]
+
+    async def dismiss(self, ids: Sequence[int]) -> None:
+        """Messages the owner was told could not be handled: answered by that error."""
+        if ids:
+            await self.db.write(lambda connection: consume(connection, ids, strict=False))
+
+
+def consume(connection: sqlite3.Connection, ids: Sequence[int], *, strict: bool = True) -> None:
+    """Inside the caller's transaction: the batch's messages leave the inbox. `strict`: each
+    must still be waiting, or the whole transaction is rolled back."""
+    if not ids:
+        return
+    marks = ",".join("?" * len(ids))
+    deleted = connection.execute(f"DELETE FROM inbox WHERE id IN ({marks})", list(ids)).rowcount
+    if strict and deleted != len(set(ids)):
+        raise AlreadyAnswered(f"{len(set(ids)) - deleted} of {len(ids)} waiting messages")
