@@ -21,6 +21,11 @@ from augure.store.connection import Database
 Content = str | list[dict[str, Any]]
 
 
+# Telegram keeps an unconfirmed update for 24 hours; a taken id is kept twice that long.
+# (After a week without updates Telegram picks the next id at random: kept ids are long gone.)
+KEEP_TAKEN_SECONDS = 2 * 24 * 3600
+
+
 class AlreadyAnswered(RuntimeError):
     """A batch named a waiting message that another turn has already taken: answering it
     again would answer it twice, so the turn is not begun."""
@@ -40,11 +45,21 @@ class Inbox:
         self.db = db
 
     async def receive(
-        self, chat_id: str, content: Content, album: str | None = None, *, spoken: bool = False
+        self,
+        chat_id: str,
+        content: Content,
+        album: str | None = None,
+        *,
+        spoken: bool = False,
+        update_id: int | None = None,
     ) -> int:
+        """`update_id`: recorded as taken in the same transaction, so a message is either
+        stored and known taken, or neither and Telegram sends it again."""
         structured = not isinstance(content, str)
 
         def insert(connection: sqlite3.Connection) -> int:
+            if update_id is not None:
+                _note_taken(connection, update_id)
             cursor = connection.execute(
                 "INSERT INTO inbox (chat_id, content, content_format, album, spoken, "
                 "received_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -61,6 +76,19 @@ class Inbox:
             return cursor.lastrowid
 
         return await self.db.write(insert)
+
+    async def taken_updates(self) -> set[int]:
+        """The updates taken in the last KEEP_TAKEN_SECONDS; older ones are forgotten."""
+
+        def prune_and_read(connection: sqlite3.Connection) -> set[int]:
+            cutoff = time.time() - KEEP_TAKEN_SECONDS
+            connection.execute("DELETE FROM taken_updates WHERE taken_at < ?", (cutoff,))
+            return {row[0] for row in connection.execute("SELECT update_id FROM taken_updates")}
+
+        return await self.db.write(prune_and_read)
+
+    async def record_update(self, update_id: int) -> None:
+        await self.db.write(lambda connection: _note_taken(connection, update_id))
 
     async def waiting(self) -> list[Waiting]:
         """Every message still waiting, in arrival order."""
@@ -95,3 +123,13 @@ def consume(connection: sqlite3.Connection, ids: Sequence[int], *, strict: bool 
     deleted = connection.execute(f"DELETE FROM inbox WHERE id IN ({marks})", list(ids)).rowcount
     if strict and deleted != len(set(ids)):
         raise AlreadyAnswered(f"{len(set(ids)) - deleted} of {len(ids)} waiting messages")
+
+
+def _note_taken(connection: sqlite3.Connection, update_id: int) -> None:
+    now = time.time()
+    connection.execute(
+        "INSERT OR IGNORE INTO taken_updates (update_id, taken_at) VALUES (?, ?)",
+        (update_id, now),
+    )
+    # The index makes this a short range scan: usually nothing, a few rows once in a while.
+    connection.execute("DELETE FROM taken_updates WHERE taken_at < ?", (now - KEEP_TAKEN_SECONDS,))

@@ -320,4 +320,15 @@ MIGRATIONS: list[str] = [
         received_at REAL NOT NULL
     );
     """,
+    # Telegram updates a run has taken (docs/durability.md, "Updates Telegram resends"): an
+    # update is confirmed to Telegram only once it is handled, so one handled just before a
+    # kill comes again and is skipped. Written with the inbox row when the update carried a
+    # message; kept two days (Telegram keeps an update one).
+    """
+    CREATE TABLE taken_updates (
+        update_id INTEGER PRIMARY KEY,
+        taken_at REAL NOT NULL
+    );
+    CREATE INDEX taken_updates_by_time ON taken_updates(taken_at);
+    """,
 ]

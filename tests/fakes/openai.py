@@ -183,6 +183,8 @@ class FakeOpenAI(FakeServer):
         self.transcription_text: str = "transcribed text"
         # An error to answer each transcription with instead (status and message, as `error`).
         self.transcription_failure: Reply | None = None
+        # Seconds each transcription takes before it answers (a long voice note).
+        self.transcription_delay: float = 0.0
         self.models: list[str] = ["test-model"]
         # /audio/speech: each request's JSON body; an error to answer with instead; and the
         # one format a server returns whatever is asked (None: the format asked for).
@@ -274,6 +276,8 @@ class FakeOpenAI(FakeServer):
         self.transcriptions.append(
             {"model": fields.get("model"), "filename": filename, "bytes": content}
         )
+        if not await self._sleep(self.transcription_delay):
+            return _error_response(503, STOPPED_MESSAGE)
         failure = self.transcription_failure
         if failure is not None:
             return _error_response(failure.status, failure.error_message, failure.error_fields)

@@ -168,6 +168,12 @@ class FakeTelegram(FakeServer):
         self.commands: list[JSON] = []
         self.callback_answers: list[JSON] = []
         self.polls_started: list[float] = []  # arrival of each getUpdates, before it answers
+        self.poll_offsets: list[int | None] = []  # the offset each getUpdates confirmed with
+        # Once a poll has answered with updates, the polls after it are held unanswered (until
+        # the server stops): the bot can no longer confirm what it was given.
+        self.hold_after_delivery = False
+        # Seconds each file download waits before it answers (a large photo, a slow link).
+        self.download_delay = 0.0
         self._chats: dict[int, JSON] = {}
         self._messages: dict[int, dict[int, _Stored]] = {}
         self._last_message_id: dict[int, int] = {}
@@ -183,6 +189,7 @@ class FakeTelegram(FakeServer):
         self._last_activity = time.monotonic()
         self._closing = False
         self._outage: str | None = None  # "502" or "refuse" while the API is down
+        self._holding = False
         self._handlers: dict[str, tuple[str, Handler]] = {}
         for name in (
             "getMe", "deleteWebhook", "getWebhookInfo", "setMyCommands", "getMyCommands",
@@ -369,6 +376,11 @@ class FakeTelegram(FakeServer):
             description = f"Bad Request: {description}"
         errors = self._planned.setdefault(method.lower(), [])
         errors.extend(ApiError(description, status, params) for _ in range(count))
+
+    def release_polls(self) -> None:
+        """The polls held by `hold_after_delivery` answer (empty), and polls are no longer held."""
+        self.hold_after_delivery = self._holding = False
+        self._notify()
 
     def messages(self, chat_id: int) -> list[JSON]:
         result = []
@@ -565,6 +577,9 @@ class FakeTelegram(FakeServer):
         if self._outage:
             return self._outage_response(request)
         path = request.match_info["path"]
+        deadline = time.monotonic() + self.download_delay
+        while not self._closing and time.monotonic() < deadline:
+            await self._wait(self._changed, deadline - time.monotonic())
         file = next((f for f in self._files.values() if f.path == path), None)
         if request.match_info["token"] != self.token:
             error = ApiError("Unauthorized", 401)
@@ -709,6 +724,11 @@ class FakeTelegram(FakeServer):
         generation = self._poll_generation
         self._notify()  # an older pending getUpdates is terminated with 409 Conflict
         offset, limit, timeout = params.get("offset"), params.get("limit"), params.get("timeout")
+        self.poll_offsets.append(offset if isinstance(offset, int) else None)
+        if self._holding:
+            while self._holding and not self._closing:
+                await self._wait(self._changed, 1.0)
+            return []
         limit = limit if isinstance(limit, int) and 1 <= limit <= 100 else 100
         timeout = timeout if isinstance(timeout, int | float) else 0
         allowed = params.get("allowed_updates")
@@ -728,6 +748,7 @@ class FakeTelegram(FakeServer):
             self._updates = [u for u in self._updates if set(u) & self._allowed_updates]
             batch = self._updates[:limit]
             if batch or self._closing or time.monotonic() >= deadline:
+                self._holding = self.hold_after_delivery and bool(batch)
                 return copy.deepcopy(batch)
             await self._wait(changed, deadline - time.monotonic())
 

@@ -4,12 +4,13 @@ folded"): a message is waiting or in the history with its turn, never both, neve
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from augure.store.inbox import AlreadyAnswered, Inbox
+from augure.store.inbox import KEEP_TAKEN_SECONDS, AlreadyAnswered, Inbox
 from augure.store.state import Store
 
 PHOTO = [
@@ -123,3 +124,25 @@ async def test_ids_are_never_reused_so_an_old_batch_cannot_take_a_new_message(
     old = await inbox.receive("7", "old")
     await inbox.dismiss([old])
     assert await inbox.receive("7", "new") != old
+
+
+async def test_an_update_is_recorded_taken_with_its_message_and_forgotten_after_two_days(
+    store: Store,
+) -> None:
+    inbox = Inbox(store.db)
+    await inbox.receive("7", "hello", update_id=41)
+    await inbox.record_update(42)  # a command: nothing stored but the id
+    await inbox.record_update(42)  # settled twice (a resend skipped): still one row
+    assert await inbox.taken_updates() == {41, 42}
+
+    old = time.time() - KEEP_TAKEN_SECONDS - 60
+    await store.db.write(lambda c: c.execute("UPDATE taken_updates SET taken_at = ?", (old,)))
+    await inbox.record_update(43)
+    assert await inbox.taken_updates() == {43}
+
+
+async def test_a_message_that_fails_to_store_leaves_its_update_untaken(store: Store) -> None:
+    inbox = Inbox(store.db)
+    with pytest.raises(sqlite3.Error):  # the row cannot be stored: neither is the update
+        await inbox.receive("7", "hello", object(), update_id=50)  # type: ignore[arg-type]
+    assert await inbox.taken_updates() == set()

@@ -9,12 +9,9 @@ from collections import defaultdict
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-import httpx
 from telegram import BotCommand, Update
 from telegram.constants import ChatType
 from telegram.ext import (
-    Application,
-    ApplicationBuilder,
     ApplicationHandlerStop,
     CallbackQueryHandler,
     CommandHandler,
@@ -23,8 +20,8 @@ from telegram.ext import (
     TypeHandler,
     filters,
 )
-from telegram.request import HTTPXRequest
 
+from augure.channels.telegram.application import build_application as build_application
 from augure.channels.telegram.approvals import approvals_command, on_button
 from augure.channels.telegram.channel import TelegramChannel
 from augure.channels.telegram.commands import (
@@ -45,6 +42,7 @@ from augure.channels.telegram.inbound import (
     in_group,
     without_mention,
 )
+from augure.channels.telegram.ledger import UpdateLedger
 from augure.channels.telegram.media import document_text, photo_content, voice_bytes
 from augure.channels.telegram.personas import PREFIX as PERSONA
 from augure.channels.telegram.personas import on_persona_button, persona_command
@@ -57,7 +55,6 @@ from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
 from augure.channels.telegram.voice import reply_by_voice
 from augure.common.errors import UsageError
-from augure.common.keepalive import keep_client_sockets, tls_context
 from augure.config.settings import Config
 from augure.core.front import Front, StateError, StoreBusy
 from augure.core.lifespan import Augure, Companion
@@ -71,50 +68,6 @@ Context = ContextTypes.DEFAULT_TYPE
 Handler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 KINDS_AS_TEXT = filters.LOCATION | filters.VENUE | filters.CONTACT | filters.Sticker.ALL
 NOT_ALLOWED = "You are not allowed to use this bot."
-
-
-def build_application(config: Config, token: str) -> Application[Any, Any, Any, Any, Any, Any]:
-    root = config.telegram.api_url.rstrip("/")
-
-    def request(connections: int) -> HTTPXRequest:
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        # One SSL context for every pool (the CA bundle read once). The proxy, when set, is
-        # used as given; unset, httpx applies HTTPS_PROXY / ALL_PROXY / NO_PROXY itself.
-        return _KeptSocketsRequest(
-            connection_pool_size=connections,
-            proxy=config.telegram.proxy,
-            httpx_kwargs={"verify": tls_context(), "limits": limits},
-        )
-
-    bot = PollingBot(
-        token,
-        base_url=f"{root}/bot",
-        base_file_url=f"{root}/file/bot",
-        # What ApplicationBuilder would give: many connections for replies, one for polls.
-        request=request(256),
-        get_updates_request=request(1),
-    )
-    return (
-        ApplicationBuilder()
-        .bot(bot)
-        # A turn may wait on an approval button; that press arrives as another update,
-        # so updates must not be processed one at a time. Per-chat order is kept by the
-        # agent's per-chat lock.
-        .concurrent_updates(True)
-        # PTB builds its own APScheduler JobQueue whenever APScheduler is installed (it is
-        # ours): jobs run on Augure's scheduler, so no second one is started beside it.
-        .job_queue(None)
-        .build()
-    )
-
-
-class _KeptSocketsRequest(HTTPXRequest):
-    """PTB's request, except that its pools' idle checks stay cheap (augure.common.keepalive),
-    proxied pools included. PTB builds its client again on an initialize after a shutdown,
-    so the pools are wrapped where it is built."""
-
-    def _build_client(self) -> httpx.AsyncClient:
-        return keep_client_sockets(super()._build_client())
 
 
 class TelegramBot:
@@ -169,6 +122,12 @@ class TelegramBot:
         self.home_lock = home_lock
 
     @property
+    def ledger(self) -> UpdateLedger:
+        bot = self.application.bot
+        assert isinstance(bot, PollingBot), "the application is built by build_application"
+        return bot.ledger
+
+    @property
     def front(self) -> Front:
         assert self._front is not None, "updates are handled only once the core is open"
         return self._front
@@ -186,6 +145,7 @@ class TelegramBot:
     async def listen(self) -> None:
         assert self.application.updater is not None
         await self.folder.hand_back()  # before polling: what waited comes first, in order
+        await self.ledger.open(self.front)  # Telegram resends what a previous run took
         try:
             await self.application.updater.start_polling(
                 allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30
@@ -350,14 +310,14 @@ class TelegramBot:
         message = update.effective_message
         assert message is not None and message.text is not None
         text = without_mention(message.text, context.bot.bot) if in_group(message) else message.text
-        await self.folder.take(message.chat_id, text)
+        await self._take(update, text)
 
     async def _kind_as_text(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
         line = as_text(message)
         assert line is not None  # KINDS_AS_TEXT only lets such messages through
-        await self.folder.take(message.chat_id, line)
+        await self._take(update, line)
 
     async def _unsupported(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -368,13 +328,13 @@ class TelegramBot:
         message = update.effective_message
         assert message is not None
         content = await photo_content(message, self.config.home)
-        await self.folder.take(message.chat_id, content, message.media_group_id)
+        await self._take(update, content, message.media_group_id)
 
     async def _document(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
         content = await document_text(message, self.config.home)
-        await self.folder.take(message.chat_id, content, message.media_group_id)
+        await self._take(update, content, message.media_group_id)
 
     async def _voice(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -386,7 +346,16 @@ class TelegramBot:
             told = f"I could not listen to that voice note: {exc}."
             await self.delivery.send_text(message.chat_id, told)
             return
-        await self.folder.take(message.chat_id, f"[Voice note, transcribed]: {heard}", spoken=True)
+        await self._take(update, f"[Voice note, transcribed]: {heard}", spoken=True)
+
+    async def _take(
+        self, update: Update, content: Content, album: str | None = None, *, spoken: bool = False
+    ) -> None:
+        """The message stored in the inbox with its update's id, in one transaction."""
+        assert update.effective_chat is not None
+        chat_id, update_id = update.effective_chat.id, update.update_id
+        await self.folder.take(chat_id, content, album, spoken=spoken, update_id=update_id)
+        self.ledger.recorded(update_id)
 
     async def _answer(
         self, chat_id: int, contents: list[Content], spoken_in: bool, received: list[int]

@@ -71,11 +71,20 @@ class Folder:
         self.inbox: Front | None = None  # where messages are kept while they wait
 
     async def take(
-        self, chat_id: int, content: Content, album: str | None = None, *, spoken: bool = False
+        self,
+        chat_id: int,
+        content: Content,
+        album: str | None = None,
+        *,
+        spoken: bool = False,
+        update_id: int | None = None,
     ) -> None:
-        """A message read: stored, then added to its chat's batch."""
+        """A message read: stored (with the id of the update that brought it), then added to
+        its chat's batch."""
         assert self.inbox is not None, "messages are taken in only once the core is open"
-        received = await self.inbox.receive(str(chat_id), content, album, spoken=spoken)
+        received = await self.inbox.receive(
+            str(chat_id), content, album, spoken=spoken, update_id=update_id
+        )
         self.add(chat_id, content, album, spoken=spoken, received=received)
 
     async def hand_back(self) -> int:

@@ -1,0 +1,93 @@
+"""Which updates Telegram may forget (docs/durability.md, "Updates Telegram resends").
+
+Telegram forgets every update below the offset of the next getUpdates. python-telegram-bot
+moves that offset past an update as soon as it has fetched it, while the handler may still be
+downloading a photo or transcribing a voice note: a kill in that window would lose the
+message. So the offset is held at the lowest update handed out and not yet settled (its
+handlers have all returned: the message is in the inbox, or answered), and Telegram sends the
+held updates again with each poll until then; those are filtered out, so none is dispatched
+twice in one run.
+
+Across runs, an update settled just before a kill is sent again by Telegram, which was never
+told. Settled update ids are kept in state.db (written with the inbox row when the update
+carried a message) and an update a previous run took is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+
+from telegram import Update
+
+from augure.core.front import Front
+
+log = logging.getLogger(__name__)
+
+
+class UpdateLedger:
+    """The updates handed out in this run and not yet settled, and those earlier runs took."""
+
+    def __init__(self) -> None:
+        self._unsettled: set[int] = set()
+        self._handed_out: set[int] = set()  # at or above the last offset sent
+        self._taken_before: set[int] = set()
+        self._recorded: set[int] = set()  # stored with their inbox row already
+        self._settled = asyncio.Event()
+        self._front: Front | None = None
+
+    async def open(self, front: Front) -> None:
+        """Before the first poll: what earlier runs took, so Telegram's resends are skipped."""
+        self._front = front
+        self._taken_before = await front.taken_updates()
+
+    # -- the polling side ------------------------------------------------------------------
+
+    def offset(self, requested: int | None) -> int | None:
+        """The offset to send: never past an update still being handled."""
+        self._settled.clear()
+        if requested is None or requested <= 0 or not self._unsettled:
+            return requested
+        return min(requested, min(self._unsettled))
+
+    def fresh(self, updates: Sequence[Update], sent: int | None) -> tuple[Update, ...]:
+        """What a poll Telegram answered returned, less the updates already handed out in
+        this run. (Only an answered poll: one lost on the way confirmed nothing.)"""
+        if sent is not None and sent > 0:
+            # Telegram never sends again what is below the offset it was given.
+            self._handed_out = {n for n in self._handed_out if n >= sent}
+        fresh = tuple(u for u in updates if u.update_id not in self._handed_out)
+        for update in fresh:
+            self._handed_out.add(update.update_id)
+            self._unsettled.add(update.update_id)
+        return fresh
+
+    async def until_settled(self, seconds: float) -> None:
+        """A poll brought back only updates still being handled: Telegram answers such a poll
+        at once, so the next waits for one to settle (or `seconds`) rather than spin."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._settled.wait(), seconds)
+
+    # -- the handling side -----------------------------------------------------------------
+
+    def taken_before(self, update_id: int) -> bool:
+        return update_id in self._taken_before
+
+    def recorded(self, update_id: int) -> None:
+        """The update's message is in the inbox, its id with it: nothing left to record."""
+        self._recorded.add(update_id)
+
+    async def settle(self, update_id: int, *, record: bool = True) -> None:
+        """Every handler of the update has returned: Telegram may forget it."""
+        try:
+            if record and update_id not in self._recorded and self._front is not None:
+                await self._front.record_update(update_id)
+        except Exception:  # Telegram may send it again after a restart: answered twice at worst
+            log.exception("could not record that update %d was handled", update_id)
+        finally:
+            self._recorded.discard(update_id)
+            self._taken_before.discard(update_id)
+            self._unsettled.discard(update_id)
+            self._settled.set()

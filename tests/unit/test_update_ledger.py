@@ -1,0 +1,57 @@
+"""The offset Telegram is sent (docs/durability.md, "Updates Telegram resends"): never past an
+update still being handled, and Telegram's resends of such an update never dispatched twice."""
+
+from __future__ import annotations
+
+import asyncio
+
+from telegram import Update
+
+from augure.channels.telegram.ledger import UpdateLedger
+
+
+def updates(*ids: int) -> tuple[Update, ...]:
+    return tuple(Update(update_id=n) for n in ids)
+
+
+def ids(batch: tuple[Update, ...]) -> list[int]:
+    return [u.update_id for u in batch]
+
+
+async def test_the_offset_is_held_at_the_lowest_update_not_yet_settled() -> None:
+    ledger = UpdateLedger()
+    assert ledger.offset(0) == 0  # the first poll confirms nothing
+    assert ids(ledger.fresh(updates(5, 6, 7), 0)) == [5, 6, 7]
+    assert ledger.offset(8) == 5  # the Updater would confirm all three
+    await ledger.settle(6, record=False)
+    assert ledger.offset(8) == 5  # 5 is still being handled
+    await ledger.settle(5, record=False)
+    assert ledger.offset(8) == 7
+    await ledger.settle(7, record=False)
+    assert ledger.offset(8) == 8
+
+
+async def test_resent_updates_are_filtered_until_telegram_has_forgotten_them() -> None:
+    ledger = UpdateLedger()
+    ledger.fresh(updates(5, 6), 0)
+    await ledger.settle(6, record=False)
+    sent = ledger.offset(7)
+    assert sent == 5
+    assert ids(ledger.fresh(updates(5, 6, 7), sent)) == [7]  # Telegram resends 5 and 6
+    await ledger.settle(5, record=False)
+    await ledger.settle(7, record=False)
+    sent = ledger.offset(8)
+    assert ids(ledger.fresh(updates(8), sent)) == [8]
+    # Below the offset sent, an id is forgotten here too, as Telegram forgets it.
+    assert ids(ledger.fresh(updates(5), 9)) == [5]
+
+
+async def test_a_poll_of_resends_only_waits_for_a_settle_instead_of_spinning() -> None:
+    ledger = UpdateLedger()
+    ledger.fresh(updates(5), 0)
+    ledger.offset(6)
+    waiting = asyncio.create_task(ledger.until_settled(60))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    await ledger.settle(5, record=False)
+    await asyncio.wait_for(waiting, 5)  # woken by the settle, not by the 60 s bound
