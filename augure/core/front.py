@@ -197,24 +197,24 @@ class Front:
         album: str | None = None,
         *,
         spoken: bool = False,
-        update_id: int | None = None,
+        delivery: tuple[int, str] | None = None,
     ) -> int:
         """A message taken in, stored before it waits to be answered (docs/durability.md):
-        its id goes to `converse` with it. Secrets are masked as in the history. `update_id`:
-        the channel's id for the delivery that brought it, recorded as taken with it."""
+        its id goes to `converse` with it. Secrets are masked as in the history. `delivery`:
+        the channel's id and digest of what brought it, recorded as taken with it."""
         clean = (
             self.clean(content) if isinstance(content, str) else self._state.redact.value(content)
         )
         inbox = Inbox(self._state.store.db)
-        return await inbox.receive(chat_id, clean, album, spoken=spoken, update_id=update_id)
+        return await inbox.receive(chat_id, clean, album, spoken=spoken, delivery=delivery)
 
-    async def taken_updates(self) -> set[int]:
+    async def taken_updates(self) -> set[tuple[int, str]]:
         """The deliveries recent runs took (a channel skips them when they come again)."""
         return await Inbox(self._state.store.db).taken_updates()
 
-    async def record_update(self, update_id: int) -> None:
+    async def record_update(self, delivery: tuple[int, str]) -> None:
         """A delivery handled without a message to store (a command, a refusal): taken."""
-        await Inbox(self._state.store.db).record_update(update_id)
+        await Inbox(self._state.store.db).record_update(delivery)
 
     async def waiting(self) -> list[Waiting]:
         """Messages a previous run took in and did not answer, in arrival order."""

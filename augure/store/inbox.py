@@ -21,6 +21,9 @@ from augure.store.connection import Database
 Content = str | list[dict[str, Any]]
 
 
+# A delivery from the channel: the update's id and a digest of its content, so that a resend
+# (same id, same content) is told from a new update that reuses an id.
+Delivery = tuple[int, str]
 # Telegram keeps an unconfirmed update for 24 hours; a taken id is kept twice that long.
 # (After a week without updates Telegram picks the next id at random: kept ids are long gone.)
 KEEP_TAKEN_SECONDS = 2 * 24 * 3600
@@ -51,15 +54,16 @@ class Inbox:
         album: str | None = None,
         *,
         spoken: bool = False,
-        update_id: int | None = None,
+        delivery: Delivery | None = None,
     ) -> int:
-        """`update_id`: recorded as taken in the same transaction, so a message is either
-        stored and known taken, or neither and Telegram sends it again."""
+        """`delivery` (the update's id and digest): recorded as taken in the same transaction,
+        so a message is either stored and known taken, or neither and Telegram sends it
+        again."""
         structured = not isinstance(content, str)
 
         def insert(connection: sqlite3.Connection) -> int:
-            if update_id is not None:
-                _note_taken(connection, update_id)
+            if delivery is not None:
+                _note_taken(connection, delivery)
             cursor = connection.execute(
                 "INSERT INTO inbox (chat_id, content, content_format, album, spoken, "
                 "received_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -77,18 +81,19 @@ class Inbox:
 
         return await self.db.write(insert)
 
-    async def taken_updates(self) -> set[int]:
+    async def taken_updates(self) -> set[Delivery]:
         """The updates taken in the last KEEP_TAKEN_SECONDS; older ones are forgotten."""
 
-        def prune_and_read(connection: sqlite3.Connection) -> set[int]:
+        def prune_and_read(connection: sqlite3.Connection) -> set[Delivery]:
             cutoff = time.time() - KEEP_TAKEN_SECONDS
             connection.execute("DELETE FROM taken_updates WHERE taken_at < ?", (cutoff,))
-            return {row[0] for row in connection.execute("SELECT update_id FROM taken_updates")}
+            rows = connection.execute("SELECT update_id, digest FROM taken_updates")
+            return {(row[0], row[1]) for row in rows}
 
         return await self.db.write(prune_and_read)
 
-    async def record_update(self, update_id: int) -> None:
-        await self.db.write(lambda connection: _note_taken(connection, update_id))
+    async def record_update(self, delivery: Delivery) -> None:
+        await self.db.write(lambda connection: _note_taken(connection, delivery))
 
     async def waiting(self) -> list[Waiting]:
         """Every message still waiting, in arrival order."""
@@ -125,11 +130,11 @@ def consume(connection: sqlite3.Connection, ids: Sequence[int], *, strict: bool 
         raise AlreadyAnswered(f"{len(set(ids)) - deleted} of {len(ids)} waiting messages")
 
 
-def _note_taken(connection: sqlite3.Connection, update_id: int) -> None:
+def _note_taken(connection: sqlite3.Connection, delivery: Delivery) -> None:
     now = time.time()
     connection.execute(
-        "INSERT OR IGNORE INTO taken_updates (update_id, taken_at) VALUES (?, ?)",
-        (update_id, now),
+        "INSERT OR IGNORE INTO taken_updates (update_id, digest, taken_at) VALUES (?, ?, ?)",
+        (*delivery, now),
     )
     # The index makes this a short range scan: usually nothing, a few rows once in a while.
     connection.execute("DELETE FROM taken_updates WHERE taken_at < ?", (now - KEEP_TAKEN_SECONDS,))

@@ -323,11 +323,15 @@ MIGRATIONS: list[str] = [
     # Telegram updates a run has taken (docs/durability.md, "Updates Telegram resends"): an
     # update is confirmed to Telegram only once it is handled, so one handled just before a
     # kill comes again and is skipped. Written with the inbox row when the update carried a
-    # message; kept two days (Telegram keeps an update one).
+    # message; kept two days (Telegram keeps an update one). The digest of the update tells a
+    # resend from another update under the same id (Telegram numbers from a new point after a
+    # week's silence; another bot token counts from its own).
     """
     CREATE TABLE taken_updates (
-        update_id INTEGER PRIMARY KEY,
-        taken_at REAL NOT NULL
+        update_id INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        taken_at REAL NOT NULL,
+        PRIMARY KEY (update_id, digest)
     );
     CREATE INDEX taken_updates_by_time ON taken_updates(taken_at);
     """,

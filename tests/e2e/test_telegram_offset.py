@@ -152,3 +152,18 @@ async def test_a_slow_voice_note_neither_stalls_another_chat_nor_is_taken_twice(
             assert len(telegram.polls_started) - polls_before < 30
         finally:
             await kill(process)
+
+
+async def test_update_ids_that_start_again_are_new_messages_not_resends(tmp_path: Path) -> None:
+    """Telegram numbers a bot's updates from a new point after a week's silence, and a new
+    bot token starts its own count: an update id an earlier run took, carrying another
+    message, is a new message to answer, not a resend to skip."""
+    for word in ("first bot", "second bot"):
+        async with FakeTelegram() as telegram, FakeOpenAI() as llm:  # both count from 1
+            llm.responder = echo
+            process = await launch(bot_env_with_voice(tmp_path, telegram, llm))
+            await telegram.wait_polling(timeout=20)
+            telegram.inject_message(OWNER, word)
+            await telegram.wait_for("sendMessage", timeout=20)
+            assert [m["text"] for m in telegram.messages(OWNER)] == [f"echo {word}"]
+            await kill(process)

@@ -130,19 +130,20 @@ async def test_an_update_is_recorded_taken_with_its_message_and_forgotten_after_
     store: Store,
 ) -> None:
     inbox = Inbox(store.db)
-    await inbox.receive("7", "hello", update_id=41)
-    await inbox.record_update(42)  # a command: nothing stored but the id
-    await inbox.record_update(42)  # settled twice (a resend skipped): still one row
-    assert await inbox.taken_updates() == {41, 42}
+    await inbox.receive("7", "hello", delivery=(41, "a"))
+    await inbox.record_update((42, "b"))  # a command: nothing stored but the id
+    await inbox.record_update((42, "b"))  # settled twice (a resend skipped): still one row
+    await inbox.record_update((42, "c"))  # another update under a reused id: its own row
+    assert await inbox.taken_updates() == {(41, "a"), (42, "b"), (42, "c")}
 
     old = time.time() - KEEP_TAKEN_SECONDS - 60
     await store.db.write(lambda c: c.execute("UPDATE taken_updates SET taken_at = ?", (old,)))
-    await inbox.record_update(43)
-    assert await inbox.taken_updates() == {43}
+    await inbox.record_update((43, "d"))
+    assert await inbox.taken_updates() == {(43, "d")}
 
 
 async def test_a_message_that_fails_to_store_leaves_its_update_untaken(store: Store) -> None:
     inbox = Inbox(store.db)
     with pytest.raises(sqlite3.Error):  # the row cannot be stored: neither is the update
-        await inbox.receive("7", "hello", object(), update_id=50)  # type: ignore[arg-type]
+        await inbox.receive("7", "hello", object(), delivery=(50, "e"))  # type: ignore[arg-type]
     assert await inbox.taken_updates() == set()

@@ -4,10 +4,11 @@ update still being handled, and Telegram's resends of such an update never dispa
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 from telegram import Update
 
-from augure.channels.telegram.ledger import UpdateLedger
+from augure.channels.telegram.ledger import UpdateLedger, delivery
 
 
 def updates(*ids: int) -> tuple[Update, ...]:
@@ -23,23 +24,23 @@ async def test_the_offset_is_held_at_the_lowest_update_not_yet_settled() -> None
     assert ledger.offset(0) == 0  # the first poll confirms nothing
     assert ids(ledger.fresh(updates(5, 6, 7), 0)) == [5, 6, 7]
     assert ledger.offset(8) == 5  # the Updater would confirm all three
-    await ledger.settle(6, record=False)
+    await ledger.settle(Update(update_id=6), record=False)
     assert ledger.offset(8) == 5  # 5 is still being handled
-    await ledger.settle(5, record=False)
+    await ledger.settle(Update(update_id=5), record=False)
     assert ledger.offset(8) == 7
-    await ledger.settle(7, record=False)
+    await ledger.settle(Update(update_id=7), record=False)
     assert ledger.offset(8) == 8
 
 
 async def test_resent_updates_are_filtered_until_telegram_has_forgotten_them() -> None:
     ledger = UpdateLedger()
     ledger.fresh(updates(5, 6), 0)
-    await ledger.settle(6, record=False)
+    await ledger.settle(Update(update_id=6), record=False)
     sent = ledger.offset(7)
     assert sent == 5
     assert ids(ledger.fresh(updates(5, 6, 7), sent)) == [7]  # Telegram resends 5 and 6
-    await ledger.settle(5, record=False)
-    await ledger.settle(7, record=False)
+    await ledger.settle(Update(update_id=5), record=False)
+    await ledger.settle(Update(update_id=7), record=False)
     sent = ledger.offset(8)
     assert ids(ledger.fresh(updates(8), sent)) == [8]
     # Below the offset sent, an id is forgotten here too, as Telegram forgets it.
@@ -53,5 +54,20 @@ async def test_a_poll_of_resends_only_waits_for_a_settle_instead_of_spinning() -
     waiting = asyncio.create_task(ledger.until_settled(60))
     await asyncio.sleep(0.05)
     assert not waiting.done()
-    await ledger.settle(5, record=False)
+    await ledger.settle(Update(update_id=5), record=False)
     await asyncio.wait_for(waiting, 5)  # woken by the settle, not by the 60 s bound
+
+
+def test_a_resend_is_the_same_delivery_and_a_reused_id_is_not() -> None:
+    from telegram import Chat, Message, User
+
+    def message(text: str) -> Update:
+        chat = Chat(id=7, type="private")
+        sent = Message(
+            1, datetime.fromtimestamp(0, UTC), chat, from_user=User(7, "o", False), text=text
+        )
+        return Update(update_id=5, message=sent)
+
+    assert delivery(message("hello")) == delivery(message("hello"))  # Telegram's resend
+    assert delivery(message("hello"))[0] == delivery(message("other"))[0] == 5
+    assert delivery(message("hello")) != delivery(message("other"))  # a new count's update 5

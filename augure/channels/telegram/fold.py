@@ -77,13 +77,13 @@ class Folder:
         album: str | None = None,
         *,
         spoken: bool = False,
-        update_id: int | None = None,
+        delivery: tuple[int, str] | None = None,
     ) -> None:
-        """A message read: stored (with the id of the update that brought it), then added to
+        """A message read: stored (with the update that brought it, as taken), then added to
         its chat's batch."""
         assert self.inbox is not None, "messages are taken in only once the core is open"
         received = await self.inbox.receive(
-            str(chat_id), content, album, spoken=spoken, update_id=update_id
+            str(chat_id), content, album, spoken=spoken, delivery=delivery
         )
         self.add(chat_id, content, album, spoken=spoken, received=received)
 

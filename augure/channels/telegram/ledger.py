@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 import logging
 from collections.abc import Sequence
 
@@ -27,13 +29,21 @@ from augure.core.front import Front
 log = logging.getLogger(__name__)
 
 
+def delivery(update: Update) -> tuple[int, str]:
+    """The update's id and a digest of its content: Telegram's resend of an update is the
+    same pair; another update under a reused id (a new count after a week's silence, another
+    bot token) is not."""
+    text = json.dumps(update.to_dict(), sort_keys=True, default=str)
+    return update.update_id, hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 class UpdateLedger:
     """The updates handed out in this run and not yet settled, and those earlier runs took."""
 
     def __init__(self) -> None:
         self._unsettled: set[int] = set()
         self._handed_out: set[int] = set()  # at or above the last offset sent
-        self._taken_before: set[int] = set()
+        self._taken_before: set[tuple[int, str]] = set()
         self._recorded: set[int] = set()  # stored with their inbox row already
         self._settled = asyncio.Event()
         self._front: Front | None = None
@@ -72,22 +82,23 @@ class UpdateLedger:
 
     # -- the handling side -----------------------------------------------------------------
 
-    def taken_before(self, update_id: int) -> bool:
-        return update_id in self._taken_before
+    def taken_before(self, update: Update) -> bool:
+        return delivery(update) in self._taken_before
 
     def recorded(self, update_id: int) -> None:
         """The update's message is in the inbox, its id with it: nothing left to record."""
         self._recorded.add(update_id)
 
-    async def settle(self, update_id: int, *, record: bool = True) -> None:
+    async def settle(self, update: Update, *, record: bool = True) -> None:
         """Every handler of the update has returned: Telegram may forget it."""
+        update_id = update.update_id
         try:
             if record and update_id not in self._recorded and self._front is not None:
-                await self._front.record_update(update_id)
+                await self._front.record_update(delivery(update))
         except Exception:  # Telegram may send it again after a restart: answered twice at worst
             log.exception("could not record that update %d was handled", update_id)
         finally:
             self._recorded.discard(update_id)
-            self._taken_before.discard(update_id)
+            self._taken_before.discard(delivery(update))
             self._unsettled.discard(update_id)
             self._settled.set()

@@ -88,15 +88,15 @@ class SettlingApplication(Application[Any, Any, Any, Any, Any, Any]):
         if ledger is None or not isinstance(update, Update):
             await super().process_update(update)
             return
-        if ledger.taken_before(update.update_id):
+        if ledger.taken_before(update):
             log.info("update %d was taken before a restart; skipped", update.update_id)
-            await ledger.settle(update.update_id, record=False)
+            await ledger.settle(update, record=False)
             return
         try:
             await super().process_update(update)
         except asyncio.CancelledError:
             raise  # cut short at a stop: left unsettled, so Telegram sends it again
         except Exception:
-            await ledger.settle(update.update_id)
+            await ledger.settle(update)
             raise
-        await ledger.settle(update.update_id)
+        await ledger.settle(update)
