@@ -7,7 +7,6 @@ import errno
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,10 +142,9 @@ def test_doctor_names_libseccomp_in_one_line() -> None:
     assert doctor._seccomp().line() == f"ok    seccomp: {made}"
 
 
+@pytest.mark.system_package("util-linux")
 def test_doctor_names_a_missing_libseccomp_in_one_line() -> None:
     """The library hidden in a private mount namespace, as on a system without libseccomp2."""
-    if shutil.which("unshare") is None:
-        pytest.skip("needs the Debian package util-linux (unshare)")
     hide = f'mount --bind /dev/null "{loaded_library_file()}" && exec "$@"'
     show = "from augure.cli import doctor; print(doctor._seccomp().line())"
     hidden = ["unshare", "--mount", "--map-root-user", "sh", "-c", hide, "-"]
