@@ -217,13 +217,13 @@ class Agent:
                 options["on_tool_call"] = dispatch.start
         conversation = state.conversation
         try:
-            response = await self.llm.complete(_request(state), state.schemas, **options)
+            response = await self.llm.complete(state.request(), state.schemas, **options)
         except LLMError as exc:
             if exc.status != 400 or not history.has_images(conversation.messages):
                 raise
             # Most likely a model without vision: say so instead of failing the turn.
             conversation.messages = history.without_images(conversation.messages)
-            response = await self.llm.complete(_request(state), state.schemas, **options)
+            response = await self.llm.complete(state.request(), state.schemas, **options)
         state.tally.add(response)
         return response
 
@@ -296,14 +296,6 @@ class Agent:
 
     def _clean(self, content: Content) -> Content:
         return self.redact(content) if isinstance(content, str) else self.redact.value(content)
-
-
-def _request(state: TurnState) -> list[dict[str, Any]]:
-    """The system prompt, the history, and the time just before the turn's newest message:
-    what changes every turn comes after what a provider can cache (docs/prompt-economy.md)."""
-    messages = [state.system.as_message(), *state.conversation.messages]
-    messages.insert(max(state.asked) + 1, state.clock)  # +1: after the system prompt
-    return messages
 
 
 def tool_message(call_id: str, result: ToolResult) -> dict[str, Any]:

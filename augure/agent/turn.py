@@ -66,3 +66,11 @@ class TurnState:
     artifacts: list[Artifact] = field(default_factory=list)
     mistaken: set[str] = field(default_factory=set)  # calls pruned once the model saw them
     clock: dict[str, Any] = field(default_factory=dict)  # the time, sent before the newest
+
+    def request(self) -> list[dict[str, Any]]:
+        """The system prompt, the history, and the time just before the turn's newest message:
+        what changes every turn comes after what a provider can cache
+        (docs/prompt-economy.md)."""
+        messages = [self.system.as_message(), *self.conversation.messages]
+        messages.insert(max(self.asked) + 1, self.clock)  # +1: after the system prompt
+        return messages
