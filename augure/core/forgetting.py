@@ -8,13 +8,12 @@ same buttons as a tool call), and writes back the outcome the command is waiting
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 from typing import Any
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest
+from augure.common.repeating import Repeating
 from augure.store.archive import Archive
 from augure.store.audit import Audit
 from augure.store.state import Store
@@ -58,29 +57,19 @@ class ForgetRequests:
         self.store = store
         self.audit = audit
         self.gate = gate
-        self._task: asyncio.Task[None] | None = None
+        # A request waits at most a second: the command is waiting for its outcome.
+        self.watch = Repeating(
+            "forget-requests",
+            self.pick_up,
+            POLL_SECONDS,
+            failure=lambda _: log.exception("could not carry out a forget request"),
+        )
+        self.start, self.stop = self.watch.start, self.watch.stop
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="forget-requests")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                for chat_id, state in await requests(self.store):
-                    if state.get("state") == "requested":
-                        await self.carry_out(chat_id)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("could not carry out a forget request")
-            await asyncio.sleep(POLL_SECONDS)
+    async def pick_up(self) -> None:
+        for chat_id, state in await requests(self.store):
+            if state.get("state") == "requested":
+                await self.carry_out(chat_id)
 
     async def carry_out(self, chat_id: str) -> None:
         await write_request(self.store, chat_id, {"state": "asking"})

@@ -7,13 +7,12 @@ request is ever made.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import logging
 from array import array
 from typing import TYPE_CHECKING
 
+from augure.common.repeating import Repeating
 from augure.memory.store import MemoryStore
 from augure.store.archive import Archive
 from augure.store.vectors import normalised
@@ -77,28 +76,15 @@ class Indexer:
         self.embedder = embedder
         self.archive = archive
         self.memory = memory
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="recall-indexer")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.catch_up()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the endpoint, the model: said once a minute at most
-                log.warning("could not embed the archive: %s", exc)
-                await asyncio.sleep(BACKOFF_SECONDS)
-            await asyncio.sleep(INTERVAL_SECONDS)
+        self.watch = Repeating(
+            "recall-indexer",
+            self.catch_up,
+            INTERVAL_SECONDS,
+            # The endpoint, the model: said once a minute at most.
+            failure=lambda exc: log.warning("could not embed the archive: %s", exc),
+            backoff=BACKOFF_SECONDS,
+        )
+        self.start, self.stop = self.watch.start, self.watch.stop
 
     async def catch_up(self) -> int:
         """Embed every text without a vector; the number embedded."""
