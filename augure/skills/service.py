@@ -19,7 +19,7 @@ from typing import Any
 
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import api_tools
-from augure.common.caller import Caller
+from augure.common.caller import Caller, Reading
 from augure.config.settings import Config
 from augure.llm.models import Models
 from augure.scheduler.service import JobError, Scheduler
@@ -233,6 +233,8 @@ class SkillService:
         allowed = set(meta.tools) & self.known_tools()
         run_id = await self.files.run_started(skill_id, ctx.origin)  # who ran it
         ctx = ctx.via(f"skill:{skill_id}", tools=allowed)
+        if ctx.caller.reading is None:  # a schedule's or the CLI's run: its code, not the owner's
+            ctx = ctx.for_caller(dataclasses.replace(ctx.caller, reading=Reading()))
         code = self.files.code(skill_id)
         try:
             if code is not None:
