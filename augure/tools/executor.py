@@ -247,8 +247,9 @@ class Executor:
             ask = leaks.assess(reading, leaving, self.config.approval)
             # Frozen now: what the unit reads meanwhile must not change what was shown.
             call.leak = ask.shown(reading) if ask is not None else None
-        if call.leak is None and self.config.approval.enabled:
-            staying = call.the_tool.approval.staying(call.arguments, call.ctx)
+        approval = call.the_tool.approval
+        if call.leak is None and approval.stays is not None and self.config.approval.enabled:
+            staying = functools.partial(approval.staying, call.arguments, call.ctx)
             call.leak = stays.assess(reading, staying, self.config.approval)
         return None
 

@@ -11,6 +11,8 @@ which kind does which, and why.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from augure.common.caller import Reading
 from augure.config.settings import ApprovalConfig
 
@@ -18,14 +20,13 @@ WHY = "left for later after reading outside content: later turns read it as stan
 
 
 def assess(
-    reading: Reading | None, staying: list[str], settings: ApprovalConfig
+    reading: Reading | None, staying: Callable[[], list[str]], settings: ApprovalConfig
 ) -> dict[str, str] | None:
-    """What the approval request shows when the call must ask; None when it may go unasked."""
-    if not staying or reading is None or settings.after_untrusted == "off":
+    """What the approval request shows when the call must ask; None when it may go unasked.
+    `staying` is asked only after outside content (it may read a file)."""
+    if reading is None or settings.after_untrusted == "off" or not reading.tainted:
         return None
-    if not reading.tainted:
-        return None
-    new = [text for text in staying if text.strip() and not reading.chosen_by_owner(text)]
+    new = [text for text in staying() if text.strip() and not reading.chosen_by_owner(text)]
     if not new:
         return None
     return {
