@@ -17,7 +17,7 @@ from augure.agent.dispatch import Dispatch
 from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
-from augure.agent.turn import Content, Reply, Turn, TurnState, TurnStream
+from augure.agent.turn import NOTHING_CARRIED, Carried, Content, Reply, Turn, TurnState, TurnStream
 from augure.codemode.tool import code_mode_schema
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
@@ -77,6 +77,7 @@ class Agent:
         asked_from: str | None = None,
         follow_ups: Sequence[Content] = (),
         received: Sequence[int] = (),
+        carried: Carried = NOTHING_CARRIED,
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
         `follow_ups` came after `content` and are answered with it (docs/telegram.md).
@@ -85,14 +86,14 @@ class Agent:
         the outside source of `content` when it is not the owner's words. A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
         then a restart finds the reply stored and unsent. `received`: the inbox rows of the
-        messages, taken out of the inbox as the turn is stored (docs/durability.md)."""
+        messages, taken out of the inbox as the turn is stored (docs/durability.md).
+        `carried`: what the unit that wrote `content` had read (a job's maker)."""
         # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
         caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
         grants = self._grants[chat_id] if caller.started_by == "chat" else None
         caller = dataclasses.replace(caller, grants=grants)
-        turn = Turn(
-            turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from, tuple(received)
-        )
+        awaits = turn_id is not None
+        turn = Turn(turn_id or new_id(), chat_id, caller, awaits, asked_from, (*received,), carried)
         async with self._locks[chat_id]:
             try:
                 return await self._turn(turn, [content, *follow_ups], stream)
@@ -172,7 +173,7 @@ class Agent:
         conversation = await self._conversation(turn.chat_id)
         # Images go to the model for this turn only; history keeps a text note, so a photo is
         # not sent (and paid for) again on every later turn.
-        asked = [self._clean(content) for content in asked]
+        asked = [self.redact(c) if isinstance(c, str) else self.redact.value(c) for c in asked]
         stored = [{"role": "user", "content": history.text_only(c)} for c in asked]
         # Stored with its turn before anything else happens: a crash from here on loses
         # nothing the owner said, and the restart knows a reply was owed.
@@ -196,7 +197,7 @@ class Agent:
             await self.personas.prompt_for(turn.chat_id) if self.personas else "",
         )
         loaded, allowed = conversation.loaded_tools(), turn.caller.allowed_tools
-        reading = reading_of(conversation, self.registry, turn.asked_from)
+        reading = reading_of(conversation, self.registry, turn)
         caller = dataclasses.replace(turn.caller, turn_id=turn.id, reading=reading)
         ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
         schemas = self._schemas(loaded, allowed)
@@ -293,9 +294,6 @@ class Agent:
         in its answer) is used by the call or redacted in the reply, never kept to go back to
         the model. (Tool results come redacted from the executor.)"""
         return cast(dict[str, Any], self.redact.value(message))
-
-    def _clean(self, content: Content) -> Content:
-        return self.redact(content) if isinstance(content, str) else self.redact.value(content)
 
 
 def tool_message(call_id: str, result: ToolResult) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import functools
 from typing import Any
 
 from augure.agent import history
+from augure.agent.turn import Turn
 from augure.common.caller import Reading
 from augure.tools.registry import ToolRegistry, brings_outside
 from augure.tools.result import MARKED, UNTRUSTED_CLOSE
@@ -20,14 +21,22 @@ from augure.tools.result import MARKED, UNTRUSTED_CLOSE
 # opened or closed from inside the content (augure/tools/result.py).
 
 
-def reading_of(
-    conversation: history.Conversation, registry: ToolRegistry, asked_from: str | None
-) -> Reading:
-    """`asked_from`: the source of the newest message when it is not the owner's (a
-    background task's result). The conversation is read when the check first asks."""
+def reading_of(conversation: history.Conversation, registry: ToolRegistry, turn: Turn) -> Reading:
+    """`turn.asked_from`: the source of the newest message when it is not the owner's (a
+    background task's result). `turn.carried`: what the unit that wrote the turn's message
+    had read — its sources and, for a report turn, the releasing turn's fetches. The
+    conversation is read when the check first asks."""
     messages = list(conversation.messages)  # as the turn starts; the turn adds its own
     summary = conversation.summary_sources
-    return Reading(earlier=functools.partial(_read, messages, summary, registry, asked_from))
+    carried = turn.carried
+    # A job or skill conversation written by a unit that had read outside content holds the
+    # model's words, not the owner's: a URL it composed there must not pass as theirs.
+    earlier = functools.partial(
+        _read, messages, summary, registry, turn.asked_from, bool(carried.sources)
+    )
+    reading = Reading(sources=carried.sources, earlier=earlier)
+    reading.fetches = carried.fetches
+    return reading
 
 
 def _read(
@@ -35,6 +44,7 @@ def _read(
     summary: list[str] | None,
     registry: ToolRegistry,
     asked_from: str | None,
+    written_by_model: bool,
     reading: Reading,
 ) -> None:
     called: dict[str, str] = {}
@@ -50,6 +60,8 @@ def _read(
             reading.read(text, name if brings_outside(registry, name) else None)
         elif role == "user" and index == len(messages) - 1 and asked_from is not None:
             reading.read(text, asked_from)
+        elif role == "user" and written_by_model:
+            continue
         elif role == "user" and UNTRUSTED_CLOSE not in text:  # most are: no pattern to run
             reading.owner.append(text)
         elif role == "user":

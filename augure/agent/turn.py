@@ -34,6 +34,20 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class Carried:
+    """What the unit that wrote a turn's message had read, when that unit was not the owner
+    in their chat: the outside sources of the turn that made a job, the fetches of the turn
+    that released background work. The turn starts from them (docs/security.md, "No
+    deferred leak"); with sources, its message is not taken as the owner's words."""
+
+    sources: tuple[str, ...] = ()
+    fetches: int = 0
+
+
+NOTHING_CARRIED = Carried()  # the owner's own message in their chat
+
+
+@dataclass(frozen=True)
 class Turn:
     id: str
     chat_id: str
@@ -41,6 +55,7 @@ class Turn:
     awaits_delivery: bool
     asked_from: str | None = None  # the message is outside content from this source
     received: tuple[int, ...] = ()  # its messages' inbox rows, consumed as it begins
+    carried: Carried = NOTHING_CARRIED
 
     @property
     def origin(self) -> str:

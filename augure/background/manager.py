@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from augure.common.caller import Reading
 from augure.store.tasks import Status, Tasks
 from augure.tools.executor import Call, Work
 from augure.tools.result import Artifact, ToolResult, plain, wrap_untrusted
@@ -35,6 +36,9 @@ class Report:
     chain: tuple[str, ...]
     tools: frozenset[str] | None
     source: str | None  # provenance of the result, as data
+    # Fetches to sites only outside content named, made by the releasing turn and the task:
+    # the report turn goes on from that count, so a chain of reports never starts afresh.
+    fetches: int = 0
 
 
 # Runs the report turn and delivers its reply, then the task's files.
@@ -51,6 +55,7 @@ class _Running:
     tool: str
     chain: tuple[str, ...]
     tools: frozenset[str] | None
+    reading: Reading | None = None  # the releasing turn's, shared with the task
     work: asyncio.Task[ToolResult] | None = None
     runner: asyncio.Task[None] | None = None
     line: str | None = None
@@ -78,7 +83,9 @@ class TaskManager:
         )
         if self._closing:
             return task_id  # stays `running`: the next start reports it interrupted
-        entry = _Running(task_id, chat, call.name, caller.chain, caller.allowed_tools)
+        entry = _Running(
+            task_id, chat, call.name, caller.chain, caller.allowed_tools, caller.reading
+        )
         call.ctx = dataclasses.replace(call.ctx, report=functools.partial(self._report, entry))
         entry.work = asyncio.create_task(work(functools.partial(self.tasks.attach, task_id)))
         entry.runner = asyncio.create_task(self._run(entry, entry.work))
@@ -146,7 +153,8 @@ class TaskManager:
         ended = "finished" if status == "done" else "failed"
         shown = wrap_untrusted(text, source) if source is not None else text
         content = f"[Background task {entry.id} ({entry.tool}) {ended}. Its result:]\n{shown}"
-        report = Report(entry.chat_id, content, files, entry.chain, entry.tools, source)
+        fetches = entry.reading.fetches if entry.reading is not None else 0
+        report = Report(entry.chat_id, content, files, entry.chain, entry.tools, source, fetches)
         try:
             await self.announce(report)
         except Exception:

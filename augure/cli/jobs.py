@@ -43,7 +43,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 async def _scheduler(config: Config) -> AsyncIterator[Scheduler]:
     store = await Store.open(config.db_path)
 
-    async def no_turns(conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
+    async def no_turns(conversation: str, prompt: str, *_: tuple[str, ...]) -> str:
         raise RuntimeError("jobs run in `augure run`, not in the CLI")
 
     try:

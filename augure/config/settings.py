@@ -34,6 +34,7 @@ from pydantic_settings import (
 
 from augure.config import tools as tool_settings
 from augure.config.agents import AgentsConfig
+from augure.config.background import BackgroundConfig
 from augure.config.budget import BudgetConfig, Fallback, Prices, Roles
 from augure.config.heartbeat import HeartbeatConfig
 from augure.config.keys import Keys
@@ -213,6 +214,7 @@ class Config(BaseSettings):
     approval: ApprovalConfig = ApprovalConfig()
     memory: MemoryConfig = MemoryConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
+    background: BackgroundConfig = BackgroundConfig()  # docs/background.md
     sandbox: SandboxConfig = SandboxConfig()
     code_mode: CodeModeConfig = CodeModeConfig()
     skills: SkillsConfig = SkillsConfig()

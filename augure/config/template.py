@@ -85,6 +85,9 @@ DESCRIPTIONS: dict[str, str] = {
     "memory.max_prompt_tokens": "how much memory goes into the system prompt",
     "scheduler": "Scheduled jobs.",
     "scheduler.misfire_grace_seconds": "a job missed while down still runs if at most this late",
+    "background": "Work released from a turn with background: true.",
+    "background.max_chain": "background links one chain may hold: a report turn releases "
+    "more only below this",
     "sandbox": "Where sandbox_exec and opencode run commands.",
     "sandbox.backend": "bwrap, docker, or none (disables sandbox_exec)",
     "sandbox.timeout_seconds": "wall clock limit of one command",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from augure.agent.loop import Agent
 from augure.agent.personas import Personas
 from augure.agent.task import task_tool
+from augure.agent.turn import Carried
 from augure.approval.gate import ApprovalGate
 from augure.background import TaskManager
 from augure.background.manager import Report
@@ -132,13 +133,13 @@ class TurnRunner:
         if self.budget is not None:
             await self.budget.check(kind, self.config.llm.model)
 
-    async def job(self, conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
+    async def job(self, key: str, text: str, chain: tuple[str, ...], read: tuple[str, ...]) -> str:
         await self._affordable(JOB)
         # Each run starts a fresh conversation: a job's output is delivered to the owner,
         # never fed back as user input, and never piles up across runs.
-        await self.agent.new_conversation(conversation)
-        with working_as(JOB):
-            return (await self.agent.handle(conversation, prompt, origin=chain)).text
+        await self.agent.new_conversation(key)
+        with working_as(JOB):  # from what the turn that made the job had `read`
+            return (await self.agent.handle(key, text, origin=chain, carried=Carried(read))).text
 
     async def skill(self, skill_id: str, chain: tuple[str, ...]) -> str:
         if self._skills is None:
@@ -177,6 +178,7 @@ class TurnRunner:
             origin=report.chain,
             tools=report.tools,
             asked_from=report.source,
+            carried=Carried(fetches=report.fetches),
         )
         if self.notifier is not None:
             await self.notifier.send(chat_id, reply.text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,8 +24,27 @@ JOB_COLUMNS = (
 )
 
 
+# (conversation key, prompt, origin chain, sources) → reply text. The chain is `job`, or
+# `cli>job` and `dashboard>job` for a run the owner asked for there; the sources are what the
+# turn that made the job had read, so the run starts from them (docs/security.md, "Who
+# asked", "No deferred leak").
+RunTurn = Callable[[str, str, tuple[str, ...], tuple[str, ...]], Awaitable[str]]
+RunSkill = Callable[[str, tuple[str, ...]], Awaitable[str]]  # (skill id, chain) → its output
+SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
+
+
 class JobError(ValueError):
     """A job that cannot be created as asked; the message is fit for the owner."""
+
+
+def refuse_skill(job_id: str) -> None:
+    """A skill's schedule belongs to the skill: changing it as a job would bypass
+    manage_skill's approval."""
+    if job_id.startswith(SKILL_JOB_PREFIX):
+        raise JobError(
+            f"{job_id} is a skill's schedule: pause or delete the skill instead "
+            "(manage_skill, /skills, augure skills)"
+        )
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -30,12 +31,16 @@ from augure.common.ports import Notifier
 from augure.scheduler.jobs import (
     JOB_COLUMNS,
     JOB_ID,
+    SKILL_JOB_PREFIX,
     TICK,
     Job,
+    RunSkill,
+    RunTurn,
     latest_fire,
     next_fire,
     parse_run_at,
     realign_cron_jobs,
+    refuse_skill,
 )
 from augure.scheduler.jobs import JobError as JobError
 from augure.scheduler.jobs import cron_trigger as cron_trigger
@@ -50,11 +55,6 @@ REDELIVER_SECONDS = 60.0  # an undelivered reply is offered again this often
 PAUSED_KEY = "scheduler.paused"
 
 Clock = Callable[[], datetime]
-# (conversation key, prompt, origin chain) → reply text. The chain is `job`, or `cli>job` and
-# `dashboard>job` for a run the owner asked for there (docs/security.md, "Who asked").
-RunTurn = Callable[[str, str, tuple[str, ...]], Awaitable[str]]
-RunSkill = Callable[[str, tuple[str, ...]], Awaitable[str]]  # (skill id, chain) → its output
-SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
 
 FAILED_RUN = (
     "The job could not finish: something went wrong on my side while it ran. The details "
@@ -101,7 +101,10 @@ class Scheduler:
         run_at: str | None = None,
         timezone: str | None = None,
         job_id: str | None = None,
+        sources: Collection[str] = (),
     ) -> Job:
+        """`sources`: the outside sources the unit making the job had read (none: the owner's
+        own job); each run starts from them."""
         if (cron is None) == (run_at is None):
             raise JobError("give exactly one of cron (recurring) or run_at (once)")
         if not prompt.strip():
@@ -127,7 +130,7 @@ class Scheduler:
         try:
             await self.db.execute(
                 "INSERT INTO jobs (id, cron, run_at, timezone, prompt, chat_id, next_run, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, sources) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job_id,
                     cron,
@@ -137,6 +140,7 @@ class Scheduler:
                     target,
                     next_run.isoformat() if next_run else None,
                     time.time(),
+                    json.dumps(sorted(sources)) if sources else None,
                 ),
             )
         except sqlite3.IntegrityError as exc:
@@ -155,7 +159,7 @@ class Scheduler:
     async def remove(self, job_id: str) -> bool:
         """Delete one of the owner's jobs. A skill's schedule belongs to the skill: removing
         it here would bypass manage_skill's approval."""
-        _refuse_skill(job_id)
+        refuse_skill(job_id)
         return await self.delete(job_id)
 
     async def pause_job(self, job_id: str) -> Job:
@@ -167,7 +171,7 @@ class Scheduler:
         return await self._set_job_paused(job_id, False)
 
     async def _set_job_paused(self, job_id: str, paused: bool) -> Job:
-        _refuse_skill(job_id)
+        refuse_skill(job_id)
         now = self.now()
 
         def update(connection: sqlite3.Connection) -> Job | str:
@@ -371,11 +375,11 @@ class Scheduler:
         manual = requested_by is not None
         chain = (requested_by, "job") if requested_by is not None else ("job",)
         try:
-            skill = await self._skill_of(job.id)
+            skill, sources = await self._made_of(job.id)
             if skill is not None and self.run_skill is not None:
                 reply = await self.run_skill(skill, chain)
             else:
-                reply = await self.run_turn(f"job:{job.id}", job.prompt, chain)
+                reply = await self.run_turn(f"job:{job.id}", job.prompt, chain, sources)
         except Exception as exc:
             if await over_budget(self.db, job, scheduled, exc, self.delete, self._tell):
                 return
@@ -471,9 +475,11 @@ class Scheduler:
             (scheduled.isoformat(), outcome, job_id),
         )
 
-    async def _skill_of(self, job_id: str) -> str | None:
-        row = await self.db.fetchone("SELECT skill FROM jobs WHERE id = ?", (job_id,))
-        return str(row[0]) if row and row[0] else None
+    async def _made_of(self, job_id: str) -> tuple[str | None, tuple[str, ...]]:
+        """The skill a job runs, if any, and the sources the unit that made it had read."""
+        row = await self.db.fetchone("SELECT skill, sources FROM jobs WHERE id = ?", (job_id,))
+        skill = str(row[0]) if row and row[0] else None
+        return skill, tuple(json.loads(row[1])) if row and row[1] else ()
 
     async def _clear_request(self, job_id: str) -> None:
         await self.db.execute(
@@ -490,11 +496,3 @@ class Scheduler:
             log.exception("could not deliver to %s", chat_id)
             return False
         return True
-
-
-def _refuse_skill(job_id: str) -> None:
-    if job_id.startswith(SKILL_JOB_PREFIX):
-        raise JobError(
-            f"{job_id} is a skill's schedule: pause or delete the skill instead "
-            "(manage_skill, /skills, augure skills)"
-        )

@@ -19,7 +19,7 @@ from typing import Any
 
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import api_tools
-from augure.common.caller import Caller
+from augure.common.caller import Caller, Reading
 from augure.config.settings import Config
 from augure.llm.models import Models
 from augure.scheduler.service import JobError, Scheduler
@@ -233,6 +233,8 @@ class SkillService:
         allowed = set(meta.tools) & self.known_tools()
         run_id = await self.files.run_started(skill_id, ctx.origin)  # who ran it
         ctx = ctx.via(f"skill:{skill_id}", tools=allowed)
+        if ctx.caller.reading is None:  # a schedule's or the CLI's run: its code, not the owner's
+            ctx = ctx.for_caller(dataclasses.replace(ctx.caller, reading=Reading()))
         code = self.files.code(skill_id)
         try:
             if code is not None:
@@ -251,7 +253,9 @@ class SkillService:
             return result
         if rejected:  # the owner said no: not a fault of the skill
             return result
-        note = await self._failed(record, meta, result.output)
+        reading = ctx.caller.reading
+        outside = sorted(reading.sources) if reading is not None and reading.tainted else []
+        note = await self._failed(record, meta, result.output, outside)
         noted = result.result.with_content(f"{result.result.content}\n\n{note}")
         return dataclasses.replace(result, result=noted)
 
@@ -275,7 +279,9 @@ class SkillService:
         calls = await self.files.calls_since(conversation, started)
         return RunResult(ToolResult.ok(answer), calls)
 
-    async def _failed(self, record: SkillRecord, meta: SkillMeta, failure: str) -> str:
+    async def _failed(
+        self, record: SkillRecord, meta: SkillMeta, failure: str, outside: list[str]
+    ) -> str:
         failures = record.failures + 1
         await self.files.set_failures(record.id, failures)
         if failures >= self.max_failures:
@@ -286,6 +292,11 @@ class SkillService:
             )
         if record.source != "generated":
             return f"Skill {record.id} failed ({failures}/{self.max_failures})."
+        if outside:  # a repair written from what a page said would run unattended later
+            return (
+                f"Skill {record.id} failed ({failures}/{self.max_failures}); not repaired "
+                f"automatically: the run read outside content ({', '.join(outside)})."
+            )
         return await self._repair(record, meta, failure, failures)
 
     async def _repair(

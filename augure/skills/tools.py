@@ -32,6 +32,9 @@ def _create_skill(service: SkillService) -> Tool:
     @tool(
         "create_skill",
         deferred=True,  # skill management is occasional: loaded on demand
+        # Its description goes into every later prompt's catalog and its code runs alone:
+        # after outside content, making one asks (docs/security.md, "No deferred leak").
+        stays=lambda p, ctx: [p.description],
         safe=False,
         # The coding model writes, the test runs, repairs follow: minutes, not seconds.
         timeout=900.0,

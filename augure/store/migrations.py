@@ -335,4 +335,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX taken_updates_by_time ON taken_updates(taken_at);
     """,
+    # What a job's maker had read (docs/security.md, "No deferred leak"): a JSON list of the
+    # outside sources of the turn that created it, NULL for the owner's own job. Each run of
+    # the job starts from them, so a prompt composed after a page never runs as the owner's.
+    """
+    ALTER TABLE jobs ADD COLUMN sources TEXT;
+    """,
 ]

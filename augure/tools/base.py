@@ -142,6 +142,7 @@ class _Params(BaseModel):
 Classify = Callable[[Any, "Config"], Egress]
 Target = Callable[[Any], "str | None"]
 Preview = Callable[[Any, "RunContext"], Awaitable["dict[str, Any] | str"]]
+Stays = Callable[[Any, "RunContext"], list[str]]
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,9 @@ class Approval:
     # Before asking the owner: gather what the approval request should show (e.g. a skill's
     # summary and scan verdict). Returning a string refuses the call with that error, unasked.
     preview: Preview | None = None
+    # What the call leaves for later units to read as standing text (a memory file's new
+    # lines, a skill's description): after outside content it asks (augure/tools/stays.py).
+    stays: Stays | None = None
 
     def egress_for(self, arguments: BaseModel, config: Config) -> Egress:
         return self.classify(arguments, config) if self.classify else self.egress
@@ -189,6 +193,9 @@ class Approval:
 
     def leaving(self, arguments: BaseModel) -> list[str]:
         return self.leaves(arguments) if self.leaves else []
+
+    def staying(self, arguments: BaseModel, ctx: RunContext) -> list[str]:
+        return self.stays(arguments, ctx) if self.stays else []
 
     def rule_for(self, arguments: BaseModel, target: str | None = None) -> str | None:
         """The pattern "Always allow" saves: the tool's own narrow rule, or exactly the target
@@ -350,6 +357,7 @@ def tool(
     refine: Callable[[Any, dict[str, Any]], str] | None = None,
     leaves: Callable[[Any], list[str]] | None = None,
     preview: Preview | None = None,
+    stays: Stays | None = None,
     timeout: float = Running.timeout,
     mode: Mode | None = None,
     safe: bool | None = None,
@@ -364,12 +372,14 @@ def tool(
 
     The docstring is the description; `Annotated[T, Field(description=...)]` documents a
     parameter. Everything after `ctx` becomes the JSON schema the model sees. The keywords
-    are the fields of `Approval` (risk … preview), of `Running` (timeout … background) and
+    are the fields of `Approval` (risk … stays), of `Running` (timeout … background) and
     of `Tool` (check … relays). An async generator function is a stateful tool (`mode`
     unless given): each `str` it yields is a progress line, and the `ToolResult` it yields
     last is its result.
     """
-    approval = Approval(risk, egress, classify, target, rule, aliases, refine, leaves, preview)
+    approval = Approval(
+        risk, egress, classify, target, rule, aliases, refine, leaves, preview, stays
+    )
 
     def wrap(function: ToolFunction | StepsFunction) -> Tool:
         # A generator reports progress lines as it works (Tool makes it a coroutine).

@@ -28,7 +28,7 @@ from augure.common.progress import Outcome, Progress, clean_line
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
 from augure.store.audit import Audit, Rule
-from augure.tools import leaks, outputs
+from augure.tools import leaks, outputs, stays
 from augure.tools.base import RunContext
 from augure.tools.call import Call, Finish, Gate, Started, Submit, Work, parsed
 from augure.tools.limits import Limits
@@ -46,6 +46,11 @@ CHANGED = (
     "nothing was run. Ask again to see what would run now."
 )
 STARTED = "Started in the background as task {id}."
+BACKGROUND = "background"  # the link a released call adds to its caller's chain
+CHAINED = (
+    "Tool call refused: background work may release more background work only "
+    "{limit} links deep ([background] max_chain). Run it without background, or tell the owner."
+)
 SESSION = "session"  # the audit's `decided_by` for a call `Allow in this chat` covered
 
 
@@ -181,7 +186,12 @@ class Executor:
         and the task works for the same caller one link further (`chat>background`)."""
         if not call.background or self.background is None or call.ctx.chat_id is None:
             return None  # nowhere to report back to (the CLI): it runs in the foreground
-        call.ctx = call.ctx.via("background")
+        limit = self.config.background.max_chain
+        if call.ctx.caller.chain.count(BACKGROUND) >= limit:
+            # Unattended work renewing itself (a page saying "fetch me again in the
+            # background") stops here: no owner message started the next link.
+            return ToolResult.refused(CHAINED.format(limit=limit))
+        call.ctx = call.ctx.via(BACKGROUND)
         call.shown = self.redactor.value(call.raw)  # what the task's row may show
         after = [name for name, _ in self.gates].index("release") + 1
         work = functools.partial(self._released, call, self.gates[after:])
@@ -237,6 +247,10 @@ class Executor:
             ask = leaks.assess(reading, leaving, self.config.approval)
             # Frozen now: what the unit reads meanwhile must not change what was shown.
             call.leak = ask.shown(reading) if ask is not None else None
+        approval = call.the_tool.approval
+        if call.leak is None and approval.stays is not None and self.config.approval.enabled:
+            staying = functools.partial(approval.staying, call.arguments, call.ctx)
+            call.leak = stays.assess(reading, staying, self.config.approval)
         return None
 
     async def policy(self, call: Call) -> ToolResult | None:

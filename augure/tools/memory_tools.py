@@ -58,9 +58,19 @@ def _on_checklist(arguments: Any, config: Config) -> Egress:
     return Egress.WRITE if on_it else Egress.NONE
 
 
+def _new_lines(arguments: Any, ctx: RunContext) -> list[str]:
+    """The lines a write adds to the file: what a later prompt would newly hold."""
+    try:
+        kept = set(ctx.memory.read(arguments.path).splitlines())
+    except (MemoryPathError, OSError, UnicodeDecodeError):
+        kept = set()
+    return [line for line in arguments.content.splitlines() if line not in kept]
+
+
 @tool(
     "memory_write",
     classify=_on_checklist,
+    stays=_new_lines,  # after outside content a write asks (docs/security.md)
     target=lambda p: f"memory_write:path={_clean(p.path)}",
     safe=False,  # two writes to one file in one response must not interleave
 )

@@ -39,6 +39,10 @@ async def schedule(
         return (
             ToolResult.ok(f"Deleted job {id}.") if removed else ToolResult.error(f"no job {id!r}")
         )
+    # Made after outside content, the job carries it: its runs start from the same sources
+    # (docs/security.md, "No deferred leak").
+    reading = ctx.caller.reading
+    sources = sorted(reading.sources) if reading is not None and reading.tainted else []
     try:
         job = await scheduler.create(
             prompt=prompt or "",
@@ -47,6 +51,7 @@ async def schedule(
             run_at=run_at,
             timezone=timezone,
             job_id=id,
+            sources=sources,
         )
     except JobError as exc:
         return ToolResult.error(str(exc))

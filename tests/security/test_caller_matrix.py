@@ -34,6 +34,7 @@ from tests.security.owner import Owner, settled
 
 TOKEN = "PROBE-OUTSIDE-TEXT"
 probes_run: list[str] = []  # the origin chain of each probe call that ran
+readings: list[bool] = []  # whether each probe call's caller had a reading
 fetched: list[str] = []  # each URL the fetcher fetched
 
 
@@ -47,6 +48,7 @@ fetched: list[str] = []  # each URL the fetcher fetched
 async def probe(ctx: RunContext, item: str) -> str:
     """Reads outside text (a stand-in for a web page)."""
     probes_run.append(ctx.origin)
+    readings.append(ctx.caller.reading is not None)
     return f"{TOKEN} about {item}"
 
 
@@ -101,12 +103,15 @@ async def chat(w: World, steps: list[Step], scoped: bool) -> None:
     await w.core.agent.handle("1", "go", tools={"datetime"} if scoped else None)
 
 
-async def code(w: World, steps: list[Step], scoped: bool) -> None:
-    lines = [
+def snippet(steps: list[Step]) -> str:
+    return "\n".join(
         f"print(api.{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())}))"
         for name, arguments in steps
-    ]
-    w.script(call("execute_code", code="\n".join(lines)), answer("done"))
+    )
+
+
+async def code(w: World, steps: list[Step], scoped: bool) -> None:
+    w.script(call("execute_code", code=snippet(steps)), answer("done"))
     await w.core.agent.handle("1", "go", tools={"execute_code"} if scoped else None)
 
 
@@ -169,6 +174,30 @@ async def skill(w: World, steps: list[Step], scoped: bool) -> None:
     await w.core.scheduler.run_skill("scout", ("job",))
 
 
+async def code_skill(w: World, steps: list[Step], scoped: bool) -> None:
+    """A scheduled code skill: its snippet makes the calls, and no model reads the result."""
+    tools = "datetime" if scoped else "probe, fetcher, datetime"
+    await scout_skill(w, tools, snippet(steps))
+    assert w.core.scheduler.run_skill is not None
+    w.results.append(ToolResult.ok(await w.core.scheduler.run_skill("scout", ("job",))))
+
+
+async def skill_subagent(w: World, steps: list[Step], scoped: bool) -> None:
+    """A subagent that a scheduled code skill starts makes the calls."""
+    await scout_skill(
+        w, "task, probe, fetcher, datetime", 'print(api.task(prompt="look", agent="scout"))'
+    )
+    w.script(*made(steps), answer("found"))
+    assert w.core.scheduler.run_skill is not None
+    await w.core.scheduler.run_skill("scout", ("job",))
+
+
+async def scout_skill(w: World, tools: str, code: str) -> None:
+    files = {"SKILL.md": SKILL_MD.format(tools=tools).encode(), "skill.py": code.encode()}
+    w.core.skills.files.write("scout", files)
+    await w.core.skills.files.put("scout", state="active", version="1.0.0", source="test")
+
+
 def disabled_toml(scoped: bool) -> str:
     """Paths with no allowed-tools of their own are scoped by the owner's `[tools]`."""
     return '[tools]\ndisabled = ["probe"]\n' if scoped else ""
@@ -176,7 +205,7 @@ def disabled_toml(scoped: bool) -> str:
 
 async def job(w: World, steps: list[Step], scoped: bool) -> None:
     w.script(*made(steps), answer("done"))
-    await w.core.scheduler.run_turn("job:j", "go", ("job",))
+    await w.core.scheduler.run_turn("job:j", "go", ("job",), ())
 
 
 async def heartbeat(w: World, steps: list[Step], scoped: bool) -> None:
@@ -204,6 +233,10 @@ PATHS = {
     "background": Path_("chat>background", background, chatting=True),
     "subagent": Path_("chat>task:scout", subagent, scout_toml, chatting=True),
     "skill": Path_("job>skill:scout", skill, work="skill"),
+    "code_skill": Path_("job>skill:scout>code", code_skill, model_reads=False, work="skill"),
+    "skill_subagent": Path_(
+        "job>skill:scout>code>task:scout", skill_subagent, scout_toml, work="skill"
+    ),
     "job": Path_("job", job, disabled_toml, work="job"),
     "heartbeat": Path_("heartbeat", heartbeat, disabled_toml, work="heartbeat"),
     "report_turn": Path_("chat>background", report_turn, chatting=True),
@@ -219,6 +252,7 @@ GATES = [
     "in_chat",
     "after_untrusted",
     "budget",
+    "reading",
 ]
 
 
@@ -242,6 +276,7 @@ async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World
         return World(core, model, owner)
 
     probes_run.clear()
+    readings.clear()
     fetched.clear()
     yield make
     await opened.close()
@@ -328,6 +363,8 @@ async def test_every_gate_holds_on_every_caller_path(
         else:  # no model call, nothing run, and the refusal recorded for its kind of work
             assert w.model.requests == [] and probes_run == [] and made == []
             assert path.work in skipped
+    elif gate == "reading":  # every caller that can reach a network tool reads its results
+        assert probes_run == [path.chain] and readings == [path.reads]
     elif gate == "after_untrusted":
         assert [path.chain] == probes_run
         fetches = list(reversed(await w.core.audit.listing(tool="fetcher")))
@@ -342,4 +379,4 @@ async def test_every_gate_holds_on_every_caller_path(
 
 
 def test_the_matrix_covers_every_caller_and_gate() -> None:
-    assert len(PATHS) >= 11 and len(GATES) >= 8
+    assert len(PATHS) >= 13 and len(GATES) >= 9

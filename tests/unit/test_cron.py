@@ -196,7 +196,7 @@ class Owner:
         self.told: list[str] = []
         self.turns: list[str] = []
 
-    async def run_turn(self, conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
+    async def run_turn(self, conversation: str, prompt: str, *_: tuple[str, ...]) -> str:
         self.turns.append(prompt)
         return "done"
 

@@ -36,7 +36,9 @@ class World:
         self.deliver_fails = False
         self.hang = False
 
-    async def run_turn(self, conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
+    async def run_turn(
+        self, conversation: str, prompt: str, chain: tuple[str, ...], sources: tuple[str, ...]
+    ) -> str:
         self.turns.append((conversation, prompt))
         if self.hang:
             await asyncio.Event().wait()
@@ -358,7 +360,7 @@ async def test_a_job_that_crashes_tells_the_owner_what_happened_without_a_class_
 ) -> None:
     clock, world = Clock(), World()
 
-    async def crashing_turn(conversation: str, prompt: str, chain: tuple[str, ...]) -> str:
+    async def crashing_turn(conversation: str, prompt: str, *_: tuple[str, ...]) -> str:
         raise KeyError("internal detail")
 
     made = Scheduler(
