@@ -335,4 +335,9 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX taken_updates_by_time ON taken_updates(taken_at);
     """,
+    # A model call whose answer reported no usage (docs/reference/spend.md): its tokens, and
+    # so its cost, are estimated from what was sent and received; reports say so.
+    """
+    ALTER TABLE model_calls ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

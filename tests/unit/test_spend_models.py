@@ -98,6 +98,7 @@ async def test_a_cap_reached_by_the_turns_first_call_stops_the_subagent_it_start
 ) -> None:
     (tmp_path / "augure.toml").write_text(
         "[telegram]\nallowed_users = [1]\n[budget]\ndaily_usd = 0.01\n"
+        "[llm]\ninput_price_per_million = 1.0\n"
         '[agents.scout]\ninstructions = "Scouts."\ntools = []\n'
     )
     opened, model = Cores(), ScriptedModel()
