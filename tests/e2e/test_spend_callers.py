@@ -203,3 +203,36 @@ async def test_a_job_asking_an_unpriced_model_under_a_cap_is_skipped_naming_the_
     (job,) = await core.store.db.fetchall("SELECT last_outcome FROM jobs WHERE id = 'j'")
     assert job["last_outcome"] == "skipped (budget: no price)"
     assert llm.requests == []
+
+
+async def test_a_whole_answer_without_usage_is_counted_estimated_too(
+    start: Start, llm: FakeOpenAI
+) -> None:
+    bot = await start(
+        '[llm.coding]\nmodel = "coder"\n'
+        "input_price_per_million = 1.0\noutput_price_per_million = 1.0\n"
+    )
+    llm.script_for("coder", *[text("not a skill at all", no_usage=True)] * 4)
+    assert bot.core is not None
+    with pytest.raises(SkillError):  # the answer is no skill: asked again, then given up
+        await bot.core.skills.create(Request("say hello", "manual", None, ()))
+    generation = (await bot.core.budget.report()).today.by_origin["skill generation"]
+    assert generation.estimated_calls == generation.calls == asked_of(llm, "coder")
+    assert generation.prompt_tokens > 0 and generation.completion_tokens > 0
+    assert generation.usd > 0
+
+
+async def test_under_a_cap_speech_with_no_price_is_not_asked_for(
+    start: Start, llm: FakeOpenAI
+) -> None:
+    bot = await start(
+        PRICED.replace("0.01", "5.0"),
+        AUGURE__VOICE__REPLIES="always",
+        AUGURE__VOICE__TTS_MODEL="tts-test",
+    )
+    llm.script(text("It is sunny.", usage=(10, 5)))
+    await ask(bot, "weather?", "It is sunny.")
+    assert llm.speeches == []
+    assert bot.core is not None
+    report = await bot.core.budget.report()
+    assert report.today.by_origin["speech"].skipped == 1
