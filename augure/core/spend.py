@@ -167,7 +167,11 @@ class Budget:
         )
 
     async def _notice(self, period: str, kind: str, text: str) -> None:
-        """Once per period, across restarts: claimed in state.db before it is sent."""
+        """Once per period, across restarts: claimed in state.db before it is sent. A
+        terminal command (no one to tell) leaves the claim to the running bot."""
+        if self.tell is None:
+            log.warning("%s", text)
+            return
         if not await self.ledger.claim_notice(period, kind):
             return
         log.warning("%s", text)

@@ -6,6 +6,7 @@ model with no price is not called while a cap is set."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from augure.llm.budget import BudgetReached
 from augure.skills.generate import Request
 from augure.skills.model import SkillError
 from augure.store.spend import ModelCall
+from augure.store.state import Store
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import augure, environment
 from tests.fakes.openai import FakeOpenAI, text, tool
@@ -236,3 +238,45 @@ async def test_under_a_cap_speech_with_no_price_is_not_asked_for(
     assert bot.core is not None
     report = await bot.core.budget.report()
     assert report.today.by_origin["speech"].skipped == 1
+
+
+async def test_the_terminals_recall_embeds_through_the_budget(
+    tmp_path: Path, llm: FakeOpenAI
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "augure.toml").write_text(
+        '[budget]\ndaily_usd = 1.0\n[recall]\nembeddings_model = "embed-model"\n'
+        "embeddings_price_per_million = 1000.0\n"
+    )
+    store = await Store.open(home / "state.db")
+    try:
+        conversation = await store.open_conversation("1")
+        await store.add_messages(
+            conversation, [{"role": "user", "content": "the spare key is under the flowerpot"}]
+        )
+    finally:
+        await store.close()
+    env = environment(home, {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "sk-test"})
+
+    code, out, err = await augure("recall", "flowerpot", env=env)
+    assert code == 0 and "spare key is under the flowerpot" in out, err
+    assert len(llm.embedding_requests) == 1
+    with sqlite3.connect(home / "state.db") as db:
+        rows = db.execute("SELECT origin, model, cost_usd, day, month FROM model_calls").fetchall()
+        assert [row[:3] for row in rows] == [("embedding", "embed-model", pytest.approx(0.001))]
+        day, month = rows[0][3:]
+        db.execute(  # the day's cap is reached
+            "INSERT INTO spend_totals (period, usd) VALUES (?, 2.0), (?, 2.0) "
+            "ON CONFLICT (period) DO UPDATE SET usd = 2.0",
+            (f"day:{day}", f"month:{month}"),
+        )
+
+    code, out, err = await augure("recall", "flowerpot", env=env)
+    assert code == 0 and "spare key is under the flowerpot" in out, err  # by its words
+    assert len(llm.embedding_requests) == 1
+    with sqlite3.connect(home / "state.db") as db:
+        # The running bot, not a terminal command, tells the owner of the cap.
+        assert db.execute("SELECT count(*) FROM budget_notices").fetchone() == (0,)
+        skipped = db.execute("SELECT count(*) FROM model_calls WHERE outcome = 'skipped'")
+        assert skipped.fetchone() == (1,)
