@@ -159,6 +159,7 @@ async def test_while_a_cap_is_set_an_unpriced_model_is_not_called(
     bot = await start(
         "[budget]\ndaily_usd = 0.5\n"
         '[agents.research]\ninstructions = "Digs."\nmodel = "research-model"\n'
+        '[llm.coding]\nmodel = "coder"\n[recall]\nembeddings_model = "embed-model"\n'
     )
     llm.script(text("Never."))
     await ask(bot, "hello", "no price for model 'test-model'")
@@ -173,8 +174,15 @@ async def test_while_a_cap_is_set_an_unpriced_model_is_not_called(
     }
     _, out, _ = await augure("doctor", env=environment(bot.home, endpoint))
     assert "warn  price test-model: no price" in out
-    (line,) = [line for line in out.splitlines() if "price research-model" in line]
-    assert line.startswith("warn") and "[agents.research] input_price_per_million" in line
+    warned = {
+        line.split(":")[0].removeprefix("warn  price "): line
+        for line in out.splitlines()
+        if line.startswith("warn  price ")
+    }
+    assert set(warned) == {"test-model", "research-model", "coder", "embed-model"}
+    assert "set [agents.research] input_price_per_million" in warned["research-model"]
+    assert "set [llm.coding] input_price_per_million" in warned["coder"]
+    assert "set [recall] embeddings_price_per_million" in warned["embed-model"]
 
 
 async def test_an_unpriced_subagent_model_is_refused_with_the_setting_to_add(
