@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from augure.config.budget import Prices
 from augure.config.settings import Config, source_of
+from augure.llm.prices import priced_models
 
 CHECK_TIMEOUT = 10.0
 
@@ -51,27 +51,26 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
 
 
 def price_checks(config: Config) -> list[Check]:
-    """With a `[budget]` cap, each model without a price: its calls cannot count against the
-    cap (docs/reference/spend.md#unknown-prices)."""
+    """With a `[budget]` cap, each model a call may go to, and for one without a price the
+    setting to add: it is not called while the cap is set
+    (docs/reference/spend.md#prices-of-every-model)."""
     if not config.budget.capped:
         return []
-    models: list[tuple[str, Prices, str]] = [(config.llm.model, config.llm, "[llm]")]
-    models += [(f.model, f, "its [[llm.fallbacks]] entry") for f in config.llm.fallbacks]
     return [
         Check(
-            f"price {name}",
+            f"price {model.model}",
             False,
-            f"no price, so its calls are counted in tokens but not against [budget]: set "
-            f"input_price_per_million and output_price_per_million in {where}",
+            f"no price, so it is not called while [budget] has a cap: set {model.setting}",
             required=False,
         )
-        if not prices.priced
+        if not model.prices.priced
         else Check(
-            f"price {name}",
+            f"price {model.model}",
             True,
-            f"${prices.input_price_per_million}/M in, ${prices.output_price_per_million}/M out",
+            f"${model.prices.input_price_per_million}/M in, "
+            f"${model.prices.output_price_per_million}/M out",
         )
-        for name, prices, where in models
+        for model in priced_models(config)
     ]
 
 

@@ -48,7 +48,7 @@ async def recall(config: Config, args: argparse.Namespace) -> int:
     if words[0] == "forget" and len(words) == 2:
         return await _forget_one(config, words[1])
     store = await Store.open(config.db_path)
-    embedder = _embedder(config)
+    embedder = _embedder(config, store)
     try:
         searcher = Searcher(
             Archive(store.db),
@@ -60,7 +60,9 @@ async def recall(config: Config, args: argparse.Namespace) -> int:
     finally:
         await store.close()
         if embedder is not None:
-            await embedder.llm.close()
+            await embedder.models.close()
+            if embedder.models.transcriber is not None:
+                await embedder.models.transcriber.close()
     if args.json:
         print(json.dumps([hit.as_json() for hit in hits], indent=2, ensure_ascii=False))
         return 0
@@ -72,12 +74,17 @@ async def recall(config: Config, args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedder(config: Config) -> Embedder | None:
+def _embedder(config: Config, store: Store) -> Embedder | None:
+    """The query's embedding, checked against `[budget]` and counted like the bot's calls."""
     if config.recall.embeddings_model is None:
         return None
+    from augure.core.spend import Budget, build_models
     from augure.llm.client import LLM
+    from augure.store.spend import Ledger
 
-    return Embedder(LLM(config.llm), config.recall)
+    llm = LLM(config.llm)
+    models = build_models(config, llm, llm, Budget(config, Ledger(store.db)))
+    return Embedder(models, config.recall)
 
 
 async def _forget_one(config: Config, text: str) -> int:

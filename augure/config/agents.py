@@ -9,21 +9,19 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+from augure.config.budget import Prices
 
 AGENT_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
-class AgentSpec(_Section):
-    """`[agents.NAME]`: a subagent the `task` tool runs (docs/reference/execution.md#subagents)."""
+class AgentSpec(Prices):
+    """`[agents.NAME]`: a subagent the `task` tool runs (docs/reference/execution.md#subagents).
+    Its prices are those of its own `model` (docs/reference/spend.md#prices-of-every-model)."""
 
     instructions: str
     model: str | None = None  # unset: [llm] model
     # Glob patterns over tool names; none by default: an agent reaches only what it is given.
-    tools: list[str] = []
+    tools: list[str] = Field(default_factory=list)
     max_loops: int = Field(default=8, ge=1, le=100)
 
 

@@ -1,14 +1,21 @@
-"""`[budget]`, `[[llm.fallbacks]]` and `[llm.roles]`: what model calls may cost, which models
-stand in when the primary fails, and which model does which kind of work (docs/spend.md).
+"""`[budget]`, `[[llm.fallbacks]]`, `[llm.roles]` and `[llm.coding]`: what model calls may cost,
+which models stand in when the primary fails, and which model does which kind of work
+(docs/spend.md).
 The settings alone, so that the configuration never imports the gate that enforces them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+# The two keys that price a model by its tokens, wherever the model is named.
+PRICE_KEYS = "input_price_per_million and output_price_per_million"
 
 
 class Prices(BaseModel):
-    """USD per million tokens; 0 = unknown (never free: docs/spend.md, "Unknown prices")."""
+    """USD per million tokens; 0 = unknown, never free
+    (docs/reference/spend.md#prices-of-every-model)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -33,12 +40,37 @@ class Prices(BaseModel):
         return (spent + completion_tokens * self.output_price_per_million) / 1_000_000
 
 
+@dataclass(frozen=True)
+class Priced:
+    """A model some caller asks, its prices, and what to set to price it: the line a refusal
+    and `augure doctor` show ("[agents.scout] input_price_per_million and ...")."""
+
+    model: str
+    prices: Prices
+    setting: str
+
+
 class Fallback(Prices):
     """One `[[llm.fallbacks]]` entry: its own endpoint and key when they differ."""
 
     model: str
     base_url: str | None = None
     api_key: SecretStr | None = None
+
+
+class LLMOverrides(BaseModel):
+    """What `[llm.coding]` may change of `[llm]` for the model that writes skills."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int | None = None
+
+
+class CodingConfig(LLMOverrides, Prices):
+    """`[llm.coding]`: the overrides, and the prices of its own model."""
 
 
 class Roles(BaseModel):

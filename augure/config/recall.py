@@ -13,3 +13,5 @@ class RecallConfig(BaseModel):
     embeddings_model: str | None = None
     # Texts sent in one `/embeddings` request by the background indexer.
     embeddings_batch: int = Field(default=64, ge=1, le=2048)
+    # USD per million tokens sent to `/embeddings`; 0 = unknown (not called under a cap).
+    embeddings_price_per_million: float = Field(default=0.0, ge=0)

@@ -35,7 +35,7 @@ from pydantic_settings import (
 from augure.config import tools as tool_settings
 from augure.config.agents import AgentsConfig
 from augure.config.background import BackgroundConfig
-from augure.config.budget import BudgetConfig, Fallback, Prices, Roles
+from augure.config.budget import BudgetConfig, CodingConfig, Fallback, Prices, Roles
 from augure.config.heartbeat import HeartbeatConfig
 from augure.config.keys import Keys
 from augure.config.limits import Profile
@@ -52,13 +52,6 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class LLMOverrides(_Section):
-    model: str | None = None
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    max_tokens: int | None = None
-
-
 class LLMConfig(Prices):
     model: str = "gpt-4o-mini"
     base_url: str | None = None
@@ -66,7 +59,7 @@ class LLMConfig(Prices):
     max_tokens: int | None = Field(default=None, gt=0)
     request_timeout_seconds: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
-    coding: LLMOverrides = LLMOverrides()
+    coding: CodingConfig = CodingConfig()
     # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
     transcription_model: str | None = None
     # docs/spend.md: tried in order when the primary fails in a way another model may not.

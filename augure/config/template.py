@@ -58,6 +58,10 @@ DESCRIPTIONS: dict[str, str] = {
     "llm.coding.base_url": "endpoint root",
     "llm.coding.api_key": "API key; prefer the environment",
     "llm.coding.max_tokens": "most tokens in one answer",
+    "llm.coding.input_price_per_million": "USD; 0 = the price of [llm] or of the fallback "
+    "that is the same model, else unknown (not called under a [budget] cap)",
+    "llm.coding.output_price_per_million": "USD; 0 = as input_price_per_million",
+    "llm.coding.cached_input_price_per_million": "for cached prompt tokens; 0 = the input price",
     "agent": "The tool loop.",
     "agent.max_loops": "rounds of tool calls per turn, then one text-only answer",
     "agent.token_budget": "tokens per turn; 0 = no limit",
@@ -138,6 +142,8 @@ DESCRIPTIONS: dict[str, str] = {
     "recall.embeddings_model": "e.g. text-embedding-3-small: also rank by /embeddings vectors; "
     "unset = full-text only, no embedding request",
     "recall.embeddings_batch": "texts sent in one /embeddings request",
+    "recall.embeddings_price_per_million": "USD per million tokens embedded; 0 = unknown "
+    "(no embedding under a [budget] cap)",
     "heartbeat": "A proactive turn over your checklist at intervals (off by default).",
     "heartbeat.enabled": "true starts the heartbeat with `augure run`",
     "heartbeat.interval_minutes": "minutes between two beats",
@@ -186,6 +192,10 @@ DESCRIPTIONS: dict[str, str] = {
     "agents.*.model": "model name; unset = [llm] model",
     "agents.*.tools": "glob patterns over the tools it may call, e.g. ['web_*']; [] = none",
     "agents.*.max_loops": "model calls before it stops with [budget exhausted after N steps]",
+    "agents.*.input_price_per_million": "USD, for its own model (not [llm]'s nor a "
+    "fallback's); 0 = unknown: not called under a [budget] cap",
+    "agents.*.output_price_per_million": "USD, for its own model; 0 = unknown",
+    "agents.*.cached_input_price_per_million": "for cached prompt tokens; 0 = the input price",
 }
 
 # Values the owner may set in the file although they are secrets: written as a reminder only.

@@ -129,9 +129,10 @@ class TurnRunner:
 
     async def _affordable(self, kind: str) -> None:
         """Work no one waits for is skipped, not begun, once a `[budget]` cap is reached: the
-        BudgetReached raised here is recorded as a skip by whoever runs it."""
+        BudgetReached raised here is recorded as a skip by whoever runs it. So is a cap set
+        while the model this work asks first has no price."""
         if self.budget is not None:
-            await self.budget.check(kind, self.config.llm.model)
+            await self.budget.before_work(kind, self.agent.llm)
 
     async def job(self, key: str, text: str, chain: tuple[str, ...], read: tuple[str, ...]) -> str:
         await self._affordable(JOB)
@@ -244,12 +245,12 @@ def build_core(config: Config, store: Store, wiring: Wiring) -> Core:
     executor = _executor(config, registry, audit, gate, redact, tasks, mcp, wiring.progress)
     scheduler = _scheduler(config, store, runner, wiring.notifier)
     llm = LLM(config.llm)
-    indexer = _indexer(config, store, llm, memory)
+    model = build_models(config, llm, wiring.model or llm, budget)
+    indexer = _indexer(config, store, model, memory)
     registry.set_context(
         _tools_context(config, memory, store, registry, scheduler, executor, indexer)
     )
     catalog = Catalog()
-    model = build_models(config, llm, wiring.model or llm, budget)
     agent = _agent(config, store, registry, executor, model, memory, redact, catalog, mcp)
     # The same catalog: the skills keep current what the agent's system prompt lists.
     skills = SkillService(
@@ -307,11 +308,11 @@ def _tools_context(
     )
 
 
-def _indexer(config: Config, store: Store, llm: LLM, memory: MemoryStore) -> Indexer | None:
+def _indexer(config: Config, store: Store, models: Models, memory: MemoryStore) -> Indexer | None:
     """The archive's background embedding, only with `[recall] embeddings_model`."""
     if config.recall.embeddings_model is None:
         return None
-    return Indexer(Embedder(llm, config.recall), Archive(store.db), memory)
+    return Indexer(Embedder(models, config.recall), Archive(store.db), memory)
 
 
 def _budget(config: Config, store: Store, notifier: Notifier | None) -> Budget:

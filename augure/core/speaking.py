@@ -19,17 +19,18 @@ async def speak(
     """The answer as OGG/Opus voice notes, or None when it is not spoken: the text then goes
     alone, and the reason is one line of the log. A reached spending cap is such a reason,
     checked before the speech is asked for, like any model call."""
+    price = settings.price_per_million_characters
+    unpriced = None if price else "[voice] price_per_million_characters"
     try:
-        await budget.check(SPEECH, settings.tts_model)
-    except BudgetReached:
-        log.info("voice reply not spoken, the text is sent alone: a spending cap is reached")
+        await budget.check(SPEECH, settings.tts_model, unpriced)
+    except BudgetReached as exc:
+        log.info("voice reply not spoken, the text is sent alone: %s", exc)
         return None
     try:
         spoken = await synthesize(llm, settings, markdown)
     except SpeechError as exc:
         log.warning("voice reply not spoken, the text is sent alone: %s", exc)
         return None
-    price = settings.price_per_million_characters
     cost = spoken.characters * price / 1_000_000 if price else None
     await budget.record_speech(settings.tts_model, spoken.characters, cost)
     return spoken.notes

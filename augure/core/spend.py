@@ -3,6 +3,7 @@ told of each answer, and the report `/usage`, `augure usage` and the dashboard s
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -10,11 +11,13 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from augure.config.budget import BudgetConfig, Prices
+from augure.agent import tokens
+from augure.config.budget import PRICE_KEYS, BudgetConfig, Prices
 from augure.config.settings import Config, source_of
-from augure.llm.budget import SPEECH, TRANSCRIPTION, BudgetReached
+from augure.llm.budget import SPEECH, BudgetReached
 from augure.llm.client import LLM, LLMResponse
 from augure.llm.models import ChatModel, Entry, Models
+from augure.llm.prices import own_models
 from augure.store.spend import Ledger, ModelCall, Period, Tally
 
 log = logging.getLogger(__name__)
@@ -84,32 +87,50 @@ class Budget:
             f"raise [budget] {cap.key} ({where}), or wait until {cap.until}"
         )
 
-    async def check(self, kind: str, model: str) -> None:
+    async def check(self, kind: str, model: str, unpriced: str | None = None) -> None:
         if not self.settings.capped:
             return  # nothing to read before every call
+        day, month = self.today()
+        if unpriced is not None:  # its cost could not count against the cap: not called
+            await self.ledger.record(ModelCall(day, month, kind, model, outcome="skipped"))
+            line = f"no price for model {model!r}: set {unpriced}, or remove the [budget] cap"
+            raise BudgetReached(line, "price")
         refusal = await self.reached()
         if refusal is None:
             return
-        day, month = self.today()
         await self.ledger.record(ModelCall(day, month, kind, model, outcome="skipped"))
         cap = next(cap for cap in await self.caps() if cap.name == refusal.cap)
         await self._notice(cap.period, "cap", self._cap_notice(cap))
         raise refusal
 
-    async def record(self, kind: str, model: str, prices: Prices, response: LLMResponse) -> None:
+    async def before_work(self, kind: str, models: ChatModel) -> None:
+        """The check before a job, a skill or the heartbeat begins: the caps, and the price of
+        the model that work asks first (a bare client in tests: the primary's)."""
+        if isinstance(models, Models):
+            first = models.chain(kind)[0]
+            await self.check(kind, first.model, first.unpriced)
+        else:
+            await self.check(kind, self.config.llm.model)
+
+    async def record(
+        self, kind: str, model: str, prices: Prices, response: LLMResponse, sent: object = None
+    ) -> None:
         day, month = self.today()
-        cost = prices.dollars(
-            response.prompt_tokens, response.completion_tokens, response.cached_tokens
-        )
+        prompt, completion = response.prompt_tokens, response.completion_tokens
+        estimated = not response.usage_reported
+        if estimated:
+            prompt, completion = estimate(sent, response)
+        cost = prices.dollars(prompt, completion, response.cached_tokens)
         call = ModelCall(
             day,
             month,
             kind,
             model,
-            prompt_tokens=response.prompt_tokens,
+            prompt_tokens=prompt,
             cached_tokens=response.cached_tokens,
-            completion_tokens=response.completion_tokens,
+            completion_tokens=completion,
             cost_usd=cost,
+            estimated=estimated,
         )
         await self._account(call)
 
@@ -126,9 +147,6 @@ class Budget:
         await self.ledger.record(call)
         if not self.settings.capped:
             return
-        kind, model, cost, day = call.origin, call.model, call.cost_usd, call.day
-        if cost is None and kind not in (TRANSCRIPTION, SPEECH):
-            await self._notice(f"day:{day}", f"unpriced:{model}", self._unpriced(model))
         for cap in await self.caps():
             if cap.reached:
                 await self._notice(cap.period, "cap", self._cap_notice(cap))
@@ -148,15 +166,12 @@ class Budget:
             "saying so, and jobs, skills and the heartbeat are skipped."
         )
 
-    def _unpriced(self, model: str) -> str:
-        return (
-            f"Spend: the model {model!r} has no price, so its calls are counted in tokens but "
-            "not against [budget]. Set its input_price_per_million and "
-            "output_price_per_million ([llm] or its [[llm.fallbacks]] entry)."
-        )
-
     async def _notice(self, period: str, kind: str, text: str) -> None:
-        """Once per period, across restarts: claimed in state.db before it is sent."""
+        """Once per period, across restarts: claimed in state.db before it is sent. A
+        terminal command (no one to tell) leaves the claim to the running bot."""
+        if self.tell is None:
+            log.warning("%s", text)
+            return
         if not await self.ledger.claim_notice(period, kind):
             return
         log.warning("%s", text)
@@ -197,8 +212,19 @@ def build_models(config: Config, llm: LLM, primary: ChatModel, gate: Budget | No
                 "fallbacks": [],
             }
         )
-        entries.append(Entry(fallback.model, LLM(own), fallback))
-    return Models(entries, config.llm.roles, gate, transcriber=llm)
+        setting = f"{PRICE_KEYS} in its [[llm.fallbacks]] entry"
+        entries.append(Entry(fallback.model, LLM(own), fallback, setting=setting))
+    return Models(entries, config.llm.roles, gate, transcriber=llm, own=own_models(config))
+
+
+def estimate(sent: object, response: LLMResponse) -> tuple[int, int]:
+    """(prompt, completion) tokens of a call whose answer reported no usage: what was sent,
+    as JSON, and what came back, by the tokenizer or its estimate."""
+    asked = tokens.count(json.dumps(sent, ensure_ascii=False, default=str)) if sent else 0
+    produced = (response.content or "") + "".join(
+        call.name + call.arguments for call in response.tool_calls
+    )
+    return asked, tokens.count(produced)
 
 
 def _tally_json(tally: Tally) -> dict[str, Any]:
@@ -210,6 +236,7 @@ def _tally_json(tally: Tally) -> dict[str, Any]:
         "completion_tokens": tally.completion_tokens,
         "usd": round(tally.usd, 6),
         "unpriced_calls": tally.unpriced_calls,
+        "estimated_calls": tally.estimated_calls,
     }
 
 
@@ -269,6 +296,8 @@ def _tally_line(tally: Tally) -> str:
     ]
     if tally.unpriced_calls:
         parts.append(f"{tally.unpriced_calls} of unknown cost (no price set)")
+    if tally.estimated_calls:
+        parts.append(f"{tally.estimated_calls} estimated (no usage reported)")
     if tally.skipped:
         parts.append(f"{tally.skipped} skipped at a cap")
     return "; ".join(parts)

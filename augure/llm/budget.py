@@ -26,6 +26,8 @@ SUBAGENT, SUMMARY, SKILL_GENERATION, TRANSCRIPTION = (
 )
 # Spoken replies (docs/voice.md): counted by characters, at the voice's own price.
 SPEECH = "speech"
+# Texts turned into vectors for recall (docs/recall.md#vectors), whoever asked.
+EMBEDDING = "embedding"
 KINDS = (
     CHAT,
     JOB,
@@ -36,6 +38,7 @@ KINDS = (
     SKILL_GENERATION,
     TRANSCRIPTION,
     SPEECH,
+    EMBEDDING,
 )
 # Work no one waits for: skipped, not answered, when a cap is reached.
 BACKGROUND = (JOB, SKILL, HEARTBEAT)
@@ -54,19 +57,28 @@ def working_as(kind: str) -> Iterator[None]:
 
 
 class BudgetReached(LLMError):
-    """A `[budget]` cap is reached: the call was not made. The message names the cap and the
-    setting that raises it."""
+    """A `[budget]` cap is reached, or the model has no price while a cap is set: the call was
+    not made. The message names the cap or the price setting to add."""
 
     def __init__(self, message: str, cap: str) -> None:
         super().__init__(message, fault=Fault.BUDGET)
-        self.cap = cap  # "daily" or "monthly"
+        self.cap = cap  # "daily", "monthly", or "price": the model has none
+
+    @property
+    def why(self) -> str:
+        """A few words for a skipped run: "daily cap", "no price"."""
+        return "no price" if self.cap == "price" else f"{self.cap} cap"
 
 
 class SpendGate(Protocol):
     """Checked before each model call, told of each answer (augure.core.spend.Budget)."""
 
-    async def check(self, kind: str, model: str) -> None:
-        """Raise BudgetReached when a cap is reached (the refusal is recorded)."""
+    async def check(self, kind: str, model: str, unpriced: str | None = None) -> None:
+        """Raise BudgetReached when a cap is reached, or when a cap is set and `unpriced`
+        names the setting that would price the model (the refusal is recorded)."""
 
-    async def record(self, kind: str, model: str, prices: Prices, response: LLMResponse) -> None:
-        """Count what the answer cost."""
+    async def record(
+        self, kind: str, model: str, prices: Prices, response: LLMResponse, sent: object = None
+    ) -> None:
+        """Count what the answer cost. Without reported usage, its tokens are estimated from
+        `sent` (what the request carried) and the answer, and the call is marked estimated."""

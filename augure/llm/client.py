@@ -182,6 +182,8 @@ class LLMResponse:
     # Of the prompt tokens, those the endpoint served from its cache (where it says so).
     cached_tokens: int = 0
     model: str = ""  # which model answered (a fallback's, a role's), once known
+    # False when the endpoint sent no `usage`: the spend counts estimated tokens instead.
+    usage_reported: bool = True
 
     def as_message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
@@ -336,10 +338,11 @@ class LLM:
         text: list[str] = []
         calls: dict[int, ToolCallRequest] = {}
         told: set[int] = set()
-        result = LLMResponse(content=None)
+        result = LLMResponse(content=None, usage_reported=False)
         async for chunk in stream:
             usage = _field(chunk, "usage", dict)
             if usage:
+                result.usage_reported = True
                 result.prompt_tokens = _field(usage, "prompt_tokens", int)
                 result.completion_tokens = _field(usage, "completion_tokens", int)
                 result.cached_tokens = _cached(usage)
@@ -458,6 +461,7 @@ def _parsed(completion: object) -> LLMResponse:
         prompt_tokens=_field(usage, "prompt_tokens", int),
         completion_tokens=_field(usage, "completion_tokens", int),
         cached_tokens=_cached(usage),
+        usage_reported=bool(usage),
     )
 
 

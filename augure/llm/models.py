@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from augure.config.budget import Prices, Roles
+from augure.config.budget import PRICE_KEYS, Priced, Prices, Roles
 from augure.llm.budget import (
+    EMBEDDING,
     HEARTBEAT,
     SKILL,
     SKILL_GENERATION,
@@ -51,6 +53,12 @@ class Entry:
     client: ChatModel
     prices: Prices
     override: str | None = None  # a model name the client is not configured for
+    setting: str = f"[llm] {PRICE_KEYS}"  # what prices it, for the refusal of an unpriced one
+
+    @property
+    def unpriced(self) -> str | None:
+        """The setting to add when the model has no price; None when it has one."""
+        return None if self.prices.priced else self.setting
 
 
 @dataclass(frozen=True)
@@ -100,12 +108,17 @@ class Models:
         roles: Roles,
         gate: SpendGate | None = None,
         transcriber: LLM | None = None,
+        own: Mapping[str, Priced] | None = None,
     ) -> None:
         self.entries = entries
         self.model = entries[0].model
         self.roles = roles
         self.gate = gate
+        # The primary's HTTP client: transcriptions and embeddings go to its endpoint.
         self.transcriber = transcriber
+        # Models named by a caller but not in `entries` (a subagent's own, the embeddings'),
+        # with the prices their own settings give.
+        self.own = dict(own or {})
         self.last_fallback: FallbackUsed | None = None
 
     def chain(self, kind: str, model: str | None = None) -> list[Entry]:
@@ -115,9 +128,14 @@ class Models:
             return list(self.entries)
         first = next((entry for entry in self.entries if entry.model == named), None)
         if first is None:  # a subagent's own model, on the primary's endpoint
-            primary = self.entries[0]
-            return [Entry(named, primary.client, Prices(), override=named)]
+            priced = self.priced(named)
+            primary = self.entries[0].client
+            return [Entry(named, primary, priced.prices, override=named, setting=priced.setting)]
         return [first, *(entry for entry in self.entries if entry is not first)]
+
+    def priced(self, model: str) -> Priced:
+        """A caller's own model, priced by its settings; unknown: a subagent's, unpriced."""
+        return self.own.get(model) or Priced(model, Prices(), f"[agents.NAME] {PRICE_KEYS}")
 
     def _role(self, kind: str) -> str | None:
         roles = {
@@ -141,10 +159,10 @@ class Models:
     ) -> LLMResponse:
         kind = WORK.get()
         chain = self.chain(kind, model)
-        if self.gate is not None:
-            await self.gate.check(kind, chain[0].model)
         watched = _Watched(on_text, on_tool_call) if on_text is not None else None
         for number, entry in enumerate(chain):
+            if self.gate is not None:  # each model asked, a fallback too: its price may lack
+                await self.gate.check(kind, entry.model, entry.unpriced)
             try:
                 response = await entry.client.complete(
                     messages,
@@ -156,16 +174,21 @@ class Models:
                 )
             except LLMError as exc:
                 if watched is not None and watched.started:
-                    return _finalised(watched, exc, entry.model)
+                    cut = _finalised(watched, exc, entry.model)
+                    await self._count(kind, entry, cut, {"messages": messages, "tools": tools})
+                    return cut
                 if number + 1 == len(chain) or not _worth_another(exc):
                     raise
                 self._fell_back(chain[number + 1].model, entry.model, exc)
                 continue
             response.model = entry.model
-            if self.gate is not None:
-                await self.gate.record(kind, entry.model, entry.prices, response)
+            await self._count(kind, entry, response, {"messages": messages, "tools": tools})
             return response
         raise AssertionError("the chain is never empty")
+
+    async def _count(self, kind: str, entry: Entry, response: LLMResponse, sent: object) -> None:
+        if self.gate is not None:
+            await self.gate.record(kind, entry.model, entry.prices, response, sent)
 
     def _fell_back(self, model: str, instead_of: str, exc: LLMError) -> None:
         assert exc.fault is not None
@@ -179,6 +202,28 @@ class Models:
         for entry in self.entries:
             if isinstance(entry.client, LLM) and entry.client is not self.transcriber:
                 await entry.client.close()
+
+    async def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """The texts' vectors, in order, from the endpoint's `/embeddings`: checked and
+        counted like any model call, billed to `embedding` at `[recall]`'s price."""
+        if self.transcriber is None:
+            raise LLMError("embeddings need the model endpoint, not configured here")
+        priced = self.priced(model)
+        with working_as(EMBEDDING):
+            if self.gate is not None:
+                unpriced = None if priced.prices.priced else priced.setting
+                await self.gate.check(EMBEDDING, model, unpriced)
+            await self.transcriber.warm_up()
+            answer = await self.transcriber.client.embeddings.create(model=model, input=texts)
+            if self.gate is not None:
+                usage = getattr(answer, "usage", None)
+                counted = LLMResponse(
+                    None,
+                    prompt_tokens=usage.prompt_tokens if usage else 0,
+                    usage_reported=usage is not None,
+                )
+                await self.gate.record(EMBEDDING, model, priced.prices, counted, texts)
+        return [item.embedding for item in sorted(answer.data, key=lambda item: item.index)]
 
     async def transcribe(self, audio: bytes, filename: str) -> str:
         if self.transcriber is None:
@@ -201,4 +246,5 @@ def _finalised(watched: _Watched, exc: LLMError, model: str) -> LLMResponse:
     if watched.calls_started:
         raise exc
     note = f"\n\n[cut off: {exc}]"
-    return LLMResponse("".join(watched.text) + note, model=model)
+    # Tokens were spent, but no usage came: the spend counts them estimated.
+    return LLMResponse("".join(watched.text) + note, model=model, usage_reported=False)

@@ -31,7 +31,7 @@ async def over_budget(
     )
     await db.execute(
         "UPDATE jobs SET last_run = ?, last_outcome = ? WHERE id = ?",
-        (scheduled.isoformat(), f"skipped (budget: {failure.cap} cap)", job.id),
+        (scheduled.isoformat(), f"skipped (budget: {failure.why})", job.id),
     )
     if not job.cron:
         await delete(job.id)

@@ -8,11 +8,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from augure.config.budget import Prices, Roles
+from augure.config.budget import LLMOverrides, Roles
 from augure.config.settings import Config, LLMConfig
 from augure.llm.budget import SKILL_GENERATION, SpendGate, working_as
 from augure.llm.client import LLM, LLMError
 from augure.llm.models import Entry, Models
+from augure.llm.prices import coding_priced
 from augure.skills.model import (
     SKILL_MD,
     SKILL_PY,
@@ -64,13 +65,16 @@ class Draft:
 
 def coding_llm(config: Config, gate: SpendGate | None) -> Models | None:
     """The model for `[llm.coding]` when it overrides anything, behind the same budget gate;
-    None means: use the main one. Its prices are the primary's only for the same model."""
-    overrides = config.llm.coding.model_dump(exclude_none=True)
+    None means: use the main one. Priced by `[llm.coding]`, else by the same model's entry."""
+    overrides = config.llm.coding.model_dump(
+        exclude_none=True, include=set(LLMOverrides.model_fields)
+    )
     if not overrides:
         return None
     merged: LLMConfig = config.llm.model_copy(update=overrides | {"fallbacks": []})
-    prices = config.llm if merged.model == config.llm.model else Prices()
-    return Models([Entry(merged.model, LLM(merged), prices)], Roles(), gate)
+    priced = coding_priced(config)
+    entry = Entry(merged.model, LLM(merged), priced.prices, setting=priced.setting)
+    return Models([entry], Roles(), gate)
 
 
 def first_messages(request: Request, tool_stubs: Sequence[str]) -> list[dict[str, Any]]:

@@ -341,4 +341,9 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE jobs ADD COLUMN sources TEXT;
     """,
+    # A model call whose answer reported no usage (docs/reference/spend.md): its tokens, and
+    # so its cost, are estimated from what was sent and received; reports say so.
+    """
+    ALTER TABLE model_calls ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

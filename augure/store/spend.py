@@ -21,6 +21,7 @@ class ModelCall:
     cached_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None  # None: the model has no price
+    estimated: bool = False  # no usage came with the answer: the tokens are estimated
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Tally:
     completion_tokens: int = 0
     usd: float = 0.0  # of the calls whose price is known
     unpriced_calls: int = 0  # answered calls whose cost is unknown
+    estimated_calls: int = 0  # answered calls whose tokens are estimated (no usage reported)
 
     def add(self, other: Tally) -> None:
         for name in vars(self):
@@ -51,7 +53,7 @@ class Period:
 _SUMS = (
     "SUM(outcome = 'answered'), SUM(outcome = 'skipped'), SUM(prompt_tokens), "
     "SUM(cached_tokens), SUM(completion_tokens), COALESCE(SUM(cost_usd), 0), "
-    "SUM(outcome = 'answered' AND cost_usd IS NULL)"
+    "SUM(outcome = 'answered' AND cost_usd IS NULL), SUM(outcome = 'answered' AND estimated)"
 )
 
 
@@ -65,10 +67,11 @@ class Ledger:
         def insert(connection: sqlite3.Connection) -> None:
             connection.execute(
                 "INSERT INTO model_calls (created_at, day, month, origin, model, outcome, "
-                "prompt_tokens, cached_tokens, completion_tokens, cost_usd) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "prompt_tokens, cached_tokens, completion_tokens, cost_usd, estimated) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (time.time(), call.day, call.month, call.origin, call.model, call.outcome,
-                 call.prompt_tokens, call.cached_tokens, call.completion_tokens, call.cost_usd),
+                 call.prompt_tokens, call.cached_tokens, call.completion_tokens, call.cost_usd,
+                 int(call.estimated)),
             )  # fmt: skip
             if call.cost_usd:
                 connection.executemany(

@@ -3,16 +3,20 @@ by BM25, fused with vector similarity when vectors are configured (docs/recall.m
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from augure.llm.budget import BudgetReached
 from augure.memory.store import MemoryStore
 from augure.store.archive import EXCERPT_TOKENS, Archive, Entry, Window, fts_query
 from augure.store.vectors import dot
 from augure.tools.recall_vectors import digest, memory_chunks
+
+log = logging.getLogger(__name__)
 
 # Reciprocal rank fusion's constant (Cormack et al.): a result's score is the sum over the
 # rankings of 1 / (K + rank), so agreeing rankings lift it and no score scale matters.
@@ -67,7 +71,11 @@ class Searcher:
         text_ranking = _by_bm25(messages, notes)
         if self.embed is None or self.model is None:
             return [hit for hit, _ in text_ranking][:limit]
-        vector_ranking = await self._by_vector(query, window, chunks)
+        try:
+            vector_ranking = await self._by_vector(query, window, chunks)
+        except BudgetReached as exc:  # the query is not embedded: its words still rank
+            log.info("recall ranks by words alone: %s", exc)
+            return [hit for hit, _ in text_ranking][:limit]
         return fuse([[hit for hit, _ in text_ranking], vector_ranking])[:limit]
 
     async def _by_vector(

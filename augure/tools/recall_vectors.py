@@ -19,7 +19,7 @@ from augure.store.vectors import normalised
 
 if TYPE_CHECKING:
     from augure.config.recall import RecallConfig
-    from augure.llm.client import LLM
+    from augure.llm.models import Models
 
 log = logging.getLogger(__name__)
 
@@ -32,22 +32,20 @@ MAX_TEXT_CHARS = 8_000
 
 
 class Embedder:
-    """Texts to unit-length vectors, `batch` texts a request."""
+    """Texts to unit-length vectors, `batch` texts a request, each request through the model
+    wrapper: checked against `[budget]` and counted like any model call."""
 
-    def __init__(self, llm: LLM, settings: RecallConfig) -> None:
+    def __init__(self, models: Models, settings: RecallConfig) -> None:
         assert settings.embeddings_model is not None
-        self.llm = llm
+        self.models = models
         self.model = settings.embeddings_model
         self.batch = settings.embeddings_batch
 
     async def embed(self, texts: list[str]) -> list[array[float]]:
-        await self.llm.warm_up()
         vectors: list[array[float]] = []
         for start in range(0, len(texts), self.batch):
             chunk = [text[:MAX_TEXT_CHARS] or " " for text in texts[start : start + self.batch]]
-            answer = await self.llm.client.embeddings.create(model=self.model, input=chunk)
-            ordered = sorted(answer.data, key=lambda item: item.index)
-            vectors += [normalised(item.embedding) for item in ordered]
+            vectors += [normalised(vector) for vector in await self.models.embed(self.model, chunk)]
         return vectors
 
 

@@ -134,25 +134,18 @@ async def test_cached_tokens_are_priced_at_their_rate_and_shown(
     assert chat["usd"] == pytest.approx((200 * 1.0 + 800 * 0.1 + 10 * 2.0) / 1e6)
 
 
-async def test_a_model_without_a_price_is_counted_as_unknown_never_free(
+async def test_without_a_cap_a_model_without_a_price_is_counted_as_unknown_never_free(
     start: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start("[budget]\ndaily_usd = 0.5\n")
+    bot = await start("")
     llm.script(text("Unpriced.", usage=(1000, 10)), text("Still unpriced.", usage=(1000, 10)))
     await ask(bot, "hello", "Unpriced.")
     await ask(bot, "again", "Still unpriced.")
-    assert told(bot, "has no price, so its calls are counted in tokens") == 1
     code, out, err = await augure("usage", "--json", env=environment(bot.home))
     assert code == 0, err
     today = json.loads(out)["today"]
     assert today["unpriced_calls"] == 2 and today["prompt_tokens"] == 2000
-    endpoint = {
-        "OPENAI_BASE_URL": llm.base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "AUGURE_MODEL": "test-model",
-    }
-    code, out, _ = await augure("doctor", env=environment(bot.home, endpoint))
-    assert "warn  price test-model: no price" in out
+    assert today["usd"] == 0
 
 
 async def test_a_voice_note_is_not_transcribed_once_a_cap_is_reached(

@@ -99,6 +99,8 @@ class Reply:
     # An error body's own `type`, `code` and `param`, where the status's usual ones differ.
     error_fields: dict[str, str] | None = None
     cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens
+    # No `usage` at all, streamed or not, as some OpenAI-compatible servers answer.
+    no_usage: bool = False
 
 
 def text(s: str, **kw: Any) -> Reply:
@@ -380,9 +382,10 @@ class FakeOpenAI(FakeServer):
         if calls:
             message["tool_calls"] = calls
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-        return web.json_response(
-            {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
-        )
+        whole = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+        if reply.no_usage:
+            del whole["usage"]
+        return web.json_response(whole)
 
     def _next_call_id(self) -> str:
         self._call_counter += 1
@@ -423,6 +426,7 @@ class FakeOpenAI(FakeServer):
         body: dict[str, Any],
     ) -> web.StreamResponse:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        include_usage = include_usage and not reply.no_usage
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         began = time.monotonic()

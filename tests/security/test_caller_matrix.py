@@ -253,6 +253,7 @@ GATES = [
     "after_untrusted",
     "budget",
     "reading",
+    "unpriced",
 ]
 
 
@@ -310,8 +311,10 @@ async def test_every_gate_holds_on_every_caller_path(
         toml += profile(first, "per_day = 0")
     elif gate == "in_chat":
         toml += profile(first, "requires_approval = true")
-    elif gate == "budget":
-        toml += "[budget]\ndaily_usd = 0.01\n"
+    elif gate == "budget":  # priced: the cap itself refuses, not the missing price
+        toml += "[budget]\ndaily_usd = 0.01\n[llm]\ninput_price_per_million = 1.0\n"
+    elif gate == "unpriced":  # a cap far from reached, and the model has no price
+        toml += "[budget]\ndaily_usd = 100.0\n"
     w = await world(toml)
     if gate == "budget":  # the day's cap was reached before the path starts
         day, month = w.core.budget.today()
@@ -327,7 +330,7 @@ async def test_every_gate_holds_on_every_caller_path(
     try:
         await path.drive(w, steps, scoped)
     except BudgetReached:  # work no one waits for is refused to whoever runs it
-        assert gate == "budget" and path.work in ("job", "skill", "heartbeat")
+        assert gate in ("budget", "unpriced") and path.work in ("job", "skill", "heartbeat")
 
     made = await records(w.core)
     assert all(r["origin"] == path.chain for r in made), [r["origin"] for r in made]
@@ -355,7 +358,7 @@ async def test_every_gate_holds_on_every_caller_path(
         else:  # no owner in this chat: not offered, and nothing is allowed beyond the call
             assert [r.in_chat for r in w.owner.asked] == [False, False]
             assert decided == [("approved", "owner"), ("approved", "owner")]
-    elif gate == "budget":
+    elif gate in ("budget", "unpriced"):
         report = await w.core.budget.report()
         skipped = {name for name, t in report.today.by_origin.items() if t.skipped}
         if path.work is None:  # the owner's own call at the terminal: no model is asked
@@ -379,4 +382,4 @@ async def test_every_gate_holds_on_every_caller_path(
 
 
 def test_the_matrix_covers_every_caller_and_gate() -> None:
-    assert len(PATHS) >= 13 and len(GATES) >= 9
+    assert len(PATHS) >= 13 and len(GATES) >= 10

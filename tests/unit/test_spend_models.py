@@ -98,6 +98,7 @@ async def test_a_cap_reached_by_the_turns_first_call_stops_the_subagent_it_start
 ) -> None:
     (tmp_path / "augure.toml").write_text(
         "[telegram]\nallowed_users = [1]\n[budget]\ndaily_usd = 0.01\n"
+        "[llm]\ninput_price_per_million = 1.0\n"
         '[agents.scout]\ninstructions = "Scouts."\ntools = []\n'
     )
     opened, model = Cores(), ScriptedModel()
@@ -118,3 +119,22 @@ async def test_a_cap_reached_by_the_turns_first_call_stops_the_subagent_it_start
     assert "daily budget of $0.01 is reached" in reply.text
     skipped = {name: t.skipped for name, t in report.today.by_origin.items() if t.skipped}
     assert skipped == {"subagent": 1, "chat": 1}
+
+
+async def test_under_a_cap_a_fallback_with_no_price_is_not_tried(tmp_path: Path) -> None:
+    (tmp_path / "augure.toml").write_text(
+        "[telegram]\nallowed_users = [1]\n[budget]\ndaily_usd = 5.0\n"
+        '[llm]\nmodel = "big"\ninput_price_per_million = 1.0\n'
+        '[[llm.fallbacks]]\nmodel = "small"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+    opened = Cores()
+    model = named("big", LLMError("rate limited", 429, fault=Fault.RATE_LIMITED))
+    core = await opened.open(load_config(home=tmp_path), model=model)
+    try:
+        reply = await core.agent.handle("1", "hello")
+        report = await core.budget.report()
+    finally:
+        await opened.close()
+    assert "no price for model 'small': set input_price_per_million and " in reply.text
+    assert "in its [[llm.fallbacks]] entry, or remove the [budget] cap" in reply.text
+    assert report.today.by_model["small"].skipped == 1
