@@ -18,8 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from augure.store.archive import searchable
 from augure.store.connection import Database
 
+# What a forgotten message of a closed conversation says instead.
+FORGOTTEN = "[forgotten by the owner]"
 # Every statement below reads the forgotten chats from `:chats` (a JSON list of chat ids):
 # the chat itself and the conversations its scheduled jobs ran in (`job:ID`).
 _CHATS = "chats(id) AS (SELECT value FROM json_each(:chats))"
@@ -224,18 +227,54 @@ async def forget_chat(
 
 
 async def forget_entry(db: Database, entry_id: int) -> bool:
-    """One archived message, its vector and its words in the index; no copy left in the
-    database files."""
+    """One archived message, its vector and its words in the index, and the message itself
+    in a closed conversation; no copy left in the database files. (An open conversation is
+    the running bot's live history, which it holds in memory: it keeps its copy.)"""
 
     def delete(connection: sqlite3.Connection) -> bool:
+        entry = connection.execute(
+            "SELECT a.conversation_id, a.role, a.text, c.closed_at FROM archive a "
+            "LEFT JOIN conversations c ON c.id = a.conversation_id WHERE a.id = ?",
+            (entry_id,),
+        ).fetchone()
+        if entry is None:
+            return False
+        if entry["closed_at"] is not None:
+            _blank_message(connection, entry["conversation_id"], entry["role"], entry["text"])
         connection.execute("DELETE FROM archive_vectors WHERE archive_id = ?", (entry_id,))
-        removed = connection.execute("DELETE FROM archive WHERE id = ?", (entry_id,)).rowcount
+        connection.execute("DELETE FROM archive WHERE id = ?", (entry_id,))
         connection.execute("INSERT INTO archive_index (archive_index) VALUES ('optimize')")
-        return removed == 1
+        return True
 
     removed = await db.write(delete)
     await scrub(db)
     return removed
+
+
+def _blank_message(connection: sqlite3.Connection, conversation: int, role: str, text: str) -> None:
+    """The conversation's messages the archived `text` was made from lose their words; a
+    call keeps its id (its result still answers it), not its arguments."""
+    rows = connection.execute(
+        "SELECT id, content, content_format, tool_calls FROM messages "
+        "WHERE conversation_id = ? AND role = ?",
+        (conversation, role),
+    ).fetchall()
+    for row in rows:
+        content = row["content"]
+        message = {
+            "role": role,
+            "content": json.loads(content) if row["content_format"] else content,
+        }
+        calls = json.loads(row["tool_calls"]) if row["tool_calls"] else []
+        if calls:
+            message["tool_calls"] = calls
+        if (searchable(message) or ("",))[0] != text:
+            continue
+        blanked = [{**call, "function": {**call["function"], "arguments": "{}"}} for call in calls]
+        connection.execute(
+            "UPDATE messages SET content = ?, content_format = NULL, tool_calls = ? WHERE id = ?",
+            (FORGOTTEN, json.dumps(blanked) if blanked else None, row["id"]),
+        )
 
 
 async def scrub(db: Database) -> None:

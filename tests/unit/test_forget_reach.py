@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from augure.store.archive import Archive, Window
 from augure.store.connection import Database
 from augure.store.migrations import MIGRATIONS
 from augure.store.state import Store
-from augure.store.words import TABLES, Kept, Wiped, forget_chat
+from augure.store.words import FORGOTTEN, TABLES, Kept, Wiped, forget_chat, forget_entry
 
 
 async def _tables(path: Path, migrations: Sequence[str]) -> set[str]:
@@ -47,3 +48,28 @@ async def test_forgetting_a_chat_of_an_empty_home_runs_every_statement(tmp_path:
         "kept_jobs": [],
     }  # fmt: skip
     assert isinstance(TABLES["jobs"], Kept)
+
+
+def _raw(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.iterdir() if p.name.startswith("state.db"))
+
+
+async def test_forgetting_one_message_of_a_closed_conversation_leaves_no_byte(
+    tmp_path: Path,
+) -> None:
+    store = await Store.open(tmp_path / "state.db")
+    try:
+        conversation = await store.open_conversation("1")
+        said = [
+            {"role": "user", "content": "my locker code is zanzibarite"},
+            {"role": "user", "content": "and the gym opens at six"},
+        ]
+        await store.add_messages(conversation, said)
+        await store.close_conversation("1")
+        [entry] = await Archive(store.db).search("zanzibarite", Window(), 5)
+        assert await forget_entry(store.db, entry.id)
+        kept = await store.messages(conversation)
+        assert b"zanzibarite" not in _raw(tmp_path)
+        assert [m["content"] for m in kept] == [FORGOTTEN, "and the gym opens at six"]
+    finally:
+        await store.close()
