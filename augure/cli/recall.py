@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import time
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from augure.common.errors import UsageError
@@ -114,18 +115,25 @@ async def forget(config: Config, args: argparse.Namespace) -> int:
         return 0
     if state.get("state") == "requested":
         raise UsageError("no running bot took the request: start `augure run` and try again")
+    if state.get("state") == "busy":
+        running = ", ".join(state["running"])
+        print(
+            f"Not now: chat {chat} still has work under way ({running}), which would write "
+            "its words after the forget. Try again once it has ended (`augure tasks`)."
+        )
+        return 1
     print("Not approved: nothing was removed.")
     return 1
 
 
-async def _outcome(store: Store, chat: str, approval_seconds: float) -> dict[str, object]:
+async def _outcome(store: Store, chat: str, approval_seconds: float) -> dict[str, Any]:
     started = time.monotonic()
-    state: dict[str, object] = {"state": "requested"}
+    state: dict[str, Any] = {"state": "requested"}
     while True:
         found = dict(await forgetting.requests(store)).get(chat, state)
         state = found
         waited = time.monotonic() - started
-        if state.get("state") in ("done", "rejected"):
+        if state.get("state") in ("done", "rejected", "busy"):
             return state
         if state.get("state") == "requested" and waited > PICKUP_SECONDS:
             return state

@@ -22,7 +22,7 @@ from augure.approval.gate import ApprovalGate, ApprovalRequest
 from augure.common.repeating import Repeating
 from augure.store.audit import Audit
 from augure.store.state import Store
-from augure.store.words import Forgotten, forget_chat
+from augure.store.words import Forgotten, forget_chat, running_work
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,8 @@ class ForgetRequests:
                 await self.forget(chat_id, state["invocation"])
 
     async def carry_out(self, chat_id: str) -> None:
+        if await self._busy(chat_id):
+            return
         await write_request(self.store, chat_id, {"state": "asking"})
         arguments = {"chat": chat_id}
         invocation = await self.audit.create(
@@ -105,8 +107,21 @@ class ForgetRequests:
         if not verdict.approved:
             await write_request(self.store, chat_id, {"state": "rejected"})
             return
+        if await self._busy(chat_id):  # started while the owner was deciding
+            await self.audit.finished(
+                invocation, success=False, output="work of the chat was running", cost_estimate=0
+            )
+            return
         await write_request(self.store, chat_id, {"state": "approved", "invocation": invocation})
         await self.forget(chat_id, invocation)
+
+    async def _busy(self, chat_id: str) -> bool:
+        """Work of the chat still running would write its words after the forget: the
+        command says what, and to try again once it has ended."""
+        running = await running_work(self.store.db, chat_id)
+        if running:
+            await write_request(self.store, chat_id, {"state": "busy", "running": running})
+        return bool(running)
 
     async def forget(self, chat_id: str, invocation: str) -> None:
         """Forget the chat; run again after a crash, it finishes what was cut off."""

@@ -121,7 +121,7 @@ FILES: dict[str, Wiped | Kept] = {
     "workspace": Kept("the assistant's working files, shared by every chat"),
     "memory": Kept("the memory notes, which the owner edits"),
     "skills": Kept("installed skills"),
-    "logs": Kept("events only: no message text is logged"),
+    "logs": Kept("events, not messages (debug logging may quote requests: said in docs)"),
     "backups": Kept("backups made before: they still hold the words"),
     "augure.toml": Kept("the configuration"),
     "augure.lock": Kept("the running bot's pid"),
@@ -191,6 +191,28 @@ def wipe_chat(connection: sqlite3.Connection, chat_id: str) -> Forgotten:
                 counted = _COUNTED[table]
                 setattr(forgotten, counted, getattr(forgotten, counted) + changed)
     return forgotten
+
+
+async def running_work(db: Database, chat_id: str) -> list[str]:
+    """What of the chat is still under way (a background task, a job's run, a call waiting
+    for its approval): it would write its words after a forget."""
+
+    def find(connection: sqlite3.Connection) -> list[str]:
+        chats = {"chats": _chats(connection, chat_id)}
+        return [
+            row[0]
+            for row in connection.execute(
+                f"WITH {_CHATS} SELECT 'task ' || id FROM tasks "
+                "WHERE chat_id IN chats AND status = 'running' "
+                "UNION ALL SELECT 'job ' || job_id FROM job_runs "
+                "WHERE chat_id IN chats AND status = 'running' "
+                "UNION ALL SELECT 'call ' || id || ' (waiting for approval)' FROM invocations "
+                "WHERE chat_id IN chats AND approval_status = 'pending'",
+                chats,
+            )
+        ]
+
+    return await db.read(find)
 
 
 def drop_outputs(home: Path, calls: list[str]) -> int:

@@ -51,9 +51,24 @@ async def mull(ctx: RunContext, note: str) -> str:
     return f"mulled over: {note}"
 
 
+class Slow:
+    """Lets a test decide when the slow work ends."""
+
+    done: asyncio.Event | None = None
+
+
+@tool_of("brood", background=True)
+async def brood(ctx: RunContext, note: str) -> str:
+    """Think a note over for a long while (may run in the background)."""
+    Slow.done = Slow.done or asyncio.Event()
+    await Slow.done.wait()
+    return f"brooded over: {note}"
+
+
 @pytest.fixture
 def extra_tools() -> list[Tool]:
-    return [jot, mull]
+    Slow.done = None
+    return [jot, mull, brood]
 
 
 @pytest.fixture
@@ -212,3 +227,16 @@ async def test_a_kill_during_forget_leaves_all_or_nothing_and_the_next_start_fin
         assert code == 0 and "Forgot chat" in out, out + err
         assert _left(db) == [0, 0, 0]
         assert copies(tmp_path, PHRASE) == []
+
+
+async def test_forget_waits_for_the_chats_running_work_and_says_so(bot: Bot) -> None:
+    bot.llm.script(tool("brood", {"note": PHRASE, "background": True}), text("Brooding."))
+    bot.telegram.inject_message(OWNER, f"brood over {PHRASE} in the background")
+    await delivered(bot.telegram, "Brooding.")
+    code, out, _ = await augure("forget", "--chat", str(OWNER), env=environment(bot.home))
+    # Forgotten now, the task would write its result back afterwards: not now, and why.
+    assert code == 1 and "Not now" in out and "task " in out, out
+    assert bot.core is not None
+    assert await Archive(bot.core.store.db).search("xylofrond", Window(str(OWNER)), 5)
+    assert Slow.done is not None
+    Slow.done.set()
