@@ -4,6 +4,8 @@ fails here, instead of keeping a forgotten chat's words."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -73,3 +75,26 @@ async def test_forgetting_one_message_of_a_closed_conversation_leaves_no_byte(
         assert [m["content"] for m in kept] == [FORGOTTEN, "and the gym opens at six"]
     finally:
         await store.close()
+
+
+async def test_words_deleted_before_secure_delete_was_on_are_gone_after_a_forget(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.db"
+    await (await Store.open(path)).close()
+    # A home of an earlier version: a message left the inbox, its bytes stayed in the page.
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA secure_delete=OFF")
+        connection.execute(
+            "INSERT INTO inbox (chat_id, content, received_at) VALUES ('1', 'pin quasarlemon', 0)"
+        )
+        connection.commit()
+        connection.execute("DELETE FROM inbox")
+        connection.commit()
+    assert b"quasarlemon" in _raw(tmp_path)
+    store = await Store.open(path)
+    try:
+        await forget_chat(store.db, tmp_path, "1")
+    finally:
+        await store.close()
+    assert b"quasarlemon" not in _raw(tmp_path)
