@@ -17,7 +17,16 @@ from augure.agent.dispatch import Dispatch
 from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
-from augure.agent.turn import NOTHING_CARRIED, Carried, Content, Reply, Turn, TurnState, TurnStream
+from augure.agent.turn import (
+    NOTHING_CARRIED,
+    Carried,
+    Content,
+    Reply,
+    Turn,
+    TurnState,
+    TurnStream,
+    Wipe,
+)
 from augure.codemode.tool import code_mode_schema
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
@@ -115,9 +124,9 @@ class Agent:
     async def delivered(self, turn_id: str) -> None:
         await self.store.turn_delivered(turn_id)
 
-    async def new_conversation(self, chat_id: str) -> None:
+    async def new_conversation(self, chat_id: str, wipe: Wipe | None = None) -> None:
         async with self._locks[chat_id]:
-            await self.store.close_conversation(chat_id)
+            await (wipe or self.store.close_conversation)(chat_id)
             self._conversations.pop(chat_id, None)
             self._grants[chat_id].clear()
 

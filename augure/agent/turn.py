@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -13,6 +14,8 @@ from augure.store.state import TurnUsage
 from augure.tools.base import Artifact, RunContext
 
 Content = str | list[dict[str, Any]]
+# Done instead of closing a chat's conversation, with its turns held off (a forget).
+Wipe = Callable[[str], Awaitable[object]]
 
 
 class TurnStream(Protocol):

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import time
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from augure.common.errors import UsageError
@@ -15,12 +16,14 @@ from augure.core import forgetting
 from augure.memory.store import MemoryStore
 from augure.store.archive import Archive, Window
 from augure.store.state import Store
+from augure.store.words import forget_entry
 from augure.tools.recall import describe
 from augure.tools.recall_search import Searcher
 from augure.tools.recall_vectors import Embedder
 
 # How long the command waits for a running bot to take its request before giving up.
 PICKUP_SECONDS = 15.0
+BACKUPS = "Backups made before still hold the words: delete those to forget them there too."
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,11 +39,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     recall.add_argument("--json", action="store_true", help="one JSON array on stdout")
     forget = commands.add_parser(
         "forget",
-        help="wipe a chat's archive (the owner approves in Telegram)",
-        description="Wipe a chat's archive. The running bot asks the owner to approve it in "
-        "Telegram; this command waits for the answer.",
+        help="forget a chat everywhere (the owner approves in Telegram)",
+        description="Forget everything said in a chat: its conversations, archive, tool "
+        "calls' arguments and outputs, background tasks, job replies and saved outputs, with "
+        "no copy left in state.db or its WAL. Backups made before still hold them. The "
+        "running bot asks the owner to approve it in Telegram; this command waits for the "
+        "answer.",
     )
-    forget.add_argument("--chat", required=True, help="the chat id whose archive is wiped")
+    forget.add_argument("--chat", required=True, help="the chat id to forget")
 
 
 async def recall(config: Config, args: argparse.Namespace) -> int:
@@ -93,10 +99,10 @@ async def _forget_one(config: Config, text: str) -> int:
         raise UsageError(f"not an archive id: {text!r} (see `augure recall QUERY`)")
     store = await Store.open(config.db_path)
     try:
-        removed = await Archive(store.db).forget(int(entry))
+        removed = await forget_entry(store.db, int(entry))
     finally:
         await store.close()
-    print(f"Forgot #{entry}." if removed else f"No archived message #{entry}.")
+    print(f"Forgot #{entry}. {BACKUPS}" if removed else f"No archived message #{entry}.")
     return 0 if removed else 1
 
 
@@ -106,28 +112,35 @@ async def forget(config: Config, args: argparse.Namespace) -> int:
     store = await Store.open(config.db_path)
     try:
         await forgetting.write_request(store, chat, {"state": "requested"})
-        print(f"Asking the owner in Telegram to approve wiping chat {chat}'s archive…")
+        print(f"Asking the owner in Telegram to approve forgetting chat {chat}…")
         state = await _outcome(store, chat, config.approval.timeout_seconds)
         await forgetting.drop_request(store, chat)
     finally:
         await store.close()
     if state.get("state") == "done":
-        print(f"Removed {state['removed']} archived messages of chat {chat}.")
+        print(f"{forgetting.summary(chat, state)} {BACKUPS}")
         return 0
     if state.get("state") == "requested":
         raise UsageError("no running bot took the request: start `augure run` and try again")
+    if state.get("state") == "busy":
+        running = ", ".join(state["running"])
+        print(
+            f"Not now: chat {chat} still has work under way ({running}), which would write "
+            "its words after the forget. Try again once it has ended (`augure tasks`)."
+        )
+        return 1
     print("Not approved: nothing was removed.")
     return 1
 
 
-async def _outcome(store: Store, chat: str, approval_seconds: float) -> dict[str, object]:
+async def _outcome(store: Store, chat: str, approval_seconds: float) -> dict[str, Any]:
     started = time.monotonic()
-    state: dict[str, object] = {"state": "requested"}
+    state: dict[str, Any] = {"state": "requested"}
     while True:
         found = dict(await forgetting.requests(store)).get(chat, state)
         state = found
         waited = time.monotonic() - started
-        if state.get("state") in ("done", "rejected"):
+        if state.get("state") in ("done", "rejected", "busy"):
             return state
         if state.get("state") == "requested" and waited > PICKUP_SECONDS:
             return state

@@ -164,7 +164,9 @@ async def _serve(
     steps.started("scheduler", core.scheduler.stop)
     core.heartbeat.start()
     steps.started("heartbeat", core.heartbeat.stop)
-    forget_requests = ForgetRequests(core.store, core.audit, core.gate)
+    forget_requests = ForgetRequests(
+        core.store, core.audit, core.gate, core.agent, core.config.home
+    )
     forget_requests.start()
     steps.started("forget requests", forget_requests.stop)
     if core.indexer is not None:

@@ -165,7 +165,8 @@ class Window:
 
 
 class Archive:
-    """Searching, forgetting and embedding the archive; each call is one database operation."""
+    """Searching and embedding the archive; each call is one database operation. Forgetting
+    is augure.store.words: it reaches beyond the archive."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -210,27 +211,6 @@ class Archive:
         )
         by_id = {row["id"]: _entry(row, row["excerpt"]) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
-
-    async def forget(self, entry_id: int) -> bool:
-        def delete(connection: sqlite3.Connection) -> bool:
-            connection.execute("DELETE FROM archive_vectors WHERE archive_id = ?", (entry_id,))
-            cursor = connection.execute("DELETE FROM archive WHERE id = ?", (entry_id,))
-            return cursor.rowcount == 1
-
-        return await self.db.write(delete)
-
-    async def forget_chat(self, chat_id: str) -> int:
-        """Wipe a chat's archive; the number of entries removed."""
-
-        def delete(connection: sqlite3.Connection) -> int:
-            connection.execute(
-                "DELETE FROM archive_vectors WHERE archive_id IN "
-                "(SELECT id FROM archive WHERE chat_id = ?)",
-                (chat_id,),
-            )
-            return connection.execute("DELETE FROM archive WHERE chat_id = ?", (chat_id,)).rowcount
-
-        return await self.db.write(delete)
 
     # -- vectors (docs/recall.md#vectors) ---------------------------------------------------
 

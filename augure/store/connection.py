@@ -110,6 +110,8 @@ class Database:
             # the last commits, the trade SQLite documents for WAL.
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("PRAGMA foreign_keys=ON")
+            # What is deleted is overwritten, not left in a free page (docs/recall.md).
+            connection.execute("PRAGMA secure_delete=ON")
             connection.execute("SELECT count(*) FROM sqlite_schema").fetchone()
         except BaseException:
             connection.close()
@@ -147,6 +149,10 @@ class Database:
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` as one transaction: all of its writes commit, or none do."""
         return await self._retry(lambda: self._in_transaction(fn, "BEGIN IMMEDIATE"))
+
+    async def outside_transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn` on the database thread with no transaction open (VACUUM, a checkpoint)."""
+        return await self._retry(lambda: fn(self._require()))
 
     # -- conveniences over the two doors ---------------------------------------------------
 

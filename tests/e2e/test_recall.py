@@ -136,12 +136,13 @@ async def test_outside_content_stays_marked_when_recalled(bot: Bot) -> None:
 
 async def test_a_forgotten_message_is_gone_from_the_index(bot: Bot) -> None:
     from augure.store.archive import Archive, Window
+    from augure.store.words import forget_entry
 
     await _say(bot, "the wifi password is tangerine")
     assert bot.core is not None
     archive = Archive(bot.core.store.db)
     [entry] = await archive.search("tangerine", Window(), 10)
-    assert await archive.forget(entry.id)
+    assert await forget_entry(bot.core.store.db, entry.id)
     assert await archive.search("tangerine", Window(), 10) == []
     with sqlite3.connect(bot.home / "state.db") as connection:
         left = connection.execute(

@@ -13,6 +13,7 @@ from augure.core.app import Core
 from augure.store.archive import Archive, Window, telling
 from augure.store.migrations import MIGRATIONS
 from augure.store.state import Store
+from augure.store.words import forget_chat
 from tests.cores import Cores
 from tests.fakes.model import ScriptedModel, answer, call
 
@@ -101,7 +102,7 @@ async def test_forgetting_a_chat_empties_its_index_only(tmp_path: Path) -> None:
         for chat in ("1", "2"):
             conversation = await store.open_conversation(chat)
             await store.add_messages(conversation, [{"role": "user", "content": "kumquat jam"}])
-        assert await Archive(store.db).forget_chat("1") == 1
+        assert (await forget_chat(store.db, tmp_path, "1")).archived == 1
         assert await _found(store, "kumquat", "1") == []
         assert await _found(store, "kumquat", "2") == ["kumquat jam"]
     finally:
