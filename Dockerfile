@@ -11,10 +11,12 @@ RUN python -m venv /opt/venv
 # Only the lock first: this layer is rebuilt when the lock changes, not at every code change.
 COPY requirements/runtime.txt /tmp/runtime.txt
 RUN /opt/venv/bin/pip install --require-hashes -r /tmp/runtime.txt
-COPY pyproject.toml README.md LICENSE /src/
+COPY pyproject.toml setup.py README.md LICENSE /src/
 COPY augure /src/augure
 COPY memory /src/memory
 COPY skills /src/skills
+# The commit `augure --version` names (the image has no git checkout to ask).
+ARG AUGURE_COMMIT=""
 RUN /opt/venv/bin/pip install --no-deps /src
 
 # Stage 2: what runs.

@@ -117,33 +117,43 @@ def create_backup(home: Path, file: Path | None = None) -> Path:
     file = (file or default_name()).expanduser()
     if file.exists():
         raise BackupError(f"{file} already exists; choose another name")
-    file.parent.mkdir(parents=True, exist_ok=True)
     # Written beside the target, then renamed: a cut-off run never leaves a truncated archive.
     # The conversations are private: the archive is readable by its owner only.
     partial = file.with_name(f".{file.name}.partial")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with (
-            tempfile.TemporaryDirectory(prefix="augure-backup-") as scratch,
-            os.fdopen(fd, "wb") as out,
-            tarfile.open(fileobj=out, mode="w:gz") as archive,
-        ):
-            database = home / DATABASE
-            if database.is_file():
-                copy = Path(scratch) / DATABASE
-                try:
-                    snapshot(database, copy)
-                except sqlite3.Error as exc:
-                    raise BackupError(f"cannot read {database}: {exc}") from None
-                archive.add(copy, DATABASE)
-            keep = _plain_files_only(home)
-            for name in (CONFIG, *FOLDERS):
-                if (home / name).exists():
-                    archive.add(home / name, name, filter=keep)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        raise BackupError(f"cannot write {file}: {exc.strerror or exc}") from None
+    try:
+        _write(home, fd)
         os.replace(partial, file)
+    except OSError as exc:  # a full disk, a folder that went away
+        raise BackupError(f"cannot write {file}: {exc.strerror or exc}") from None
     finally:
         partial.unlink(missing_ok=True)
     return file
+
+
+def _write(home: Path, fd: int) -> None:
+    """The archive of the home, written to `fd`."""
+    with (
+        tempfile.TemporaryDirectory(prefix="augure-backup-") as scratch,
+        os.fdopen(fd, "wb") as out,
+        tarfile.open(fileobj=out, mode="w:gz") as archive,
+    ):
+        database = home / DATABASE
+        if database.is_file():
+            copy = Path(scratch) / DATABASE
+            try:
+                snapshot(database, copy)
+            except sqlite3.Error as exc:
+                raise BackupError(f"cannot read {database}: {exc}") from None
+            archive.add(copy, DATABASE)
+        keep = _plain_files_only(home)
+        for name in (CONFIG, *FOLDERS):
+            if (home / name).exists():
+                archive.add(home / name, name, filter=keep)
 
 
 def _plain_files_only(home: Path) -> Callable[[tarfile.TarInfo], tarfile.TarInfo | None]:

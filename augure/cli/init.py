@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 
@@ -23,6 +24,7 @@ from augure.common.errors import UsageError
 from augure.config.settings import ENV_FILE_NAME, default_home
 from augure.config.template import render
 from augure.host.home import private_home
+from augure.llm.client import Fault
 
 DEFAULT_MODEL = "gpt-4o-mini"
 TELEGRAM_API = "https://api.telegram.org"
@@ -47,6 +49,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--non-interactive", action="store_true", help="never ask: take the flags, fail if missing"
     )
     init.add_argument("--force", action="store_true", help="replace an existing augure.toml")
+    init.add_argument(
+        "--skip-checks",
+        action="store_true",
+        help="set up offline: check the answers' form only, not Telegram or the endpoint",
+    )
 
 
 @dataclass
@@ -78,6 +85,34 @@ class Prompter:
         return answer.strip() or default
 
 
+# At the terminal a failed check names the answer to give again in the question's words;
+# with --non-interactive it names the flag.
+TOKEN_QUESTION = "Telegram bot token (from @BotFather)"
+OWNER_QUESTION = "Your Telegram user id (a number; @userinfobot tells you)"
+URL_QUESTION = "LLM endpoint (empty = OpenAI)"
+KEY_QUESTION = "LLM API key (empty for a local server)"
+TRIES = 3
+
+
+@dataclass(frozen=True)
+class Named:
+    """How a failed check names each answer."""
+
+    token: str
+    url: str
+    key: str
+    model: str
+
+
+FLAGS = Named("--token", "--base-url", "--api-key", "--model")
+TYPED = Named(
+    "the token you pasted (copy it again from @BotFather)",
+    "the endpoint you typed",
+    "the API key you typed",
+    "the model you typed",
+)
+
+
 async def init(args: argparse.Namespace) -> int:
     home = default_home()
     file = Path(args.config).expanduser() if args.config else home / "augure.toml"
@@ -90,92 +125,144 @@ async def init(args: argparse.Namespace) -> int:
         args.api_key or "",
         args.model or "",
     )
-    ask = None if args.non_interactive else Prompter(sys.stdin, sys.stderr)
-    await _settle(answers, ask)
+    checks = not args.skip_checks
+    if args.non_interactive:
+        await _settle_flags(answers, checks)
+    else:
+        terminal = Terminal(Prompter(sys.stdin, sys.stderr), checks)
+        await terminal.settle(answers)
     _write(home, file, answers)
-    print(f"Wrote {file} and {home / ENV_FILE_NAME} (mode 600). Start the bot: augure run")
+    unchecked = " (not checked: run `augure doctor` once online)" if not checks else ""
+    print(f"Wrote {file} and {home / ENV_FILE_NAME} (mode 600){unchecked}.")
+    print("Start the bot: augure run")
     return 0
 
 
-async def _settle(answers: Answers, ask: Prompter | None) -> None:
-    """Fill in and check every answer; at the terminal a rejected one is asked again."""
-    await _until_ok(
-        ask,
-        lambda again: _ask_telegram(answers, ask, again),
-        lambda: _check_telegram(answers),
-    )
-    await _until_ok(ask, lambda again: _ask_llm(answers, ask, again), lambda: _check_llm(answers))
-
-
-async def _until_ok(
-    ask: Prompter | None,
-    fill: Callable[[bool], None],
-    check: Callable[[], Awaitable[str | None]],
-    tries: int = 3,
-) -> None:
-    for attempt in range(tries):
-        fill(attempt > 0)
-        problem = await check()
-        if problem is None:
-            return
-        if ask is None or attempt == tries - 1:
-            raise UsageError(problem)
-        ask.stderr.write(f"{problem}\n")
-        ask.stderr.flush()
-
-
-def _ask_telegram(answers: Answers, ask: Prompter | None, again: bool) -> None:
-    """Asks what no flag gave; after a failed check (`again`), asks both anew."""
-    if ask is None:
-        for flag, value in (("--token", answers.token), ("--owner", answers.owner)):
-            if not value:
-                raise UsageError(f"{flag} is required with --non-interactive")
-        return
-    if again or not answers.token:
-        answers.token = ask.ask("Telegram bot token (from @BotFather)", secret=True)
-    if again or not answers.owner:
-        answers.owner = ask.ask(
-            "Your Telegram user id (a number; @userinfobot tells you)", answers.owner
-        )
-
-
-def _ask_llm(answers: Answers, ask: Prompter | None, again: bool) -> None:
-    if ask is None:
-        answers.model = answers.model or DEFAULT_MODEL
-        return
-    # A flag that was given counts as an answer, unless its check failed.
-    if again or not answers.base_url:
-        answers.base_url = ask.ask("LLM endpoint (empty = OpenAI)", answers.base_url)
-    if again or not answers.api_key:
-        answers.api_key = ask.ask("LLM API key (empty for a local server)", secret=True)
-    if again or not answers.model:
-        answers.model = ask.ask("Model", answers.model or DEFAULT_MODEL)
-
-
-async def _check_telegram(answers: Answers) -> str | None:
-    if not answers.owner.strip().isdigit():
-        return f"--owner must be your numeric Telegram user id, not {answers.owner!r}"
-    if not answers.token:
-        return "the bot token is required (--token)"
+def _api_url() -> str:
     # The Bot API root is not asked (almost nobody runs their own); tests and self-hosted Bot
-    # API servers set it in the environment, as for `augure run`.
-    api_url = os.environ.get("AUGURE_TELEGRAM_API_URL") or TELEGRAM_API
-    probe = await probes.telegram(
-        answers.token, api_url, token_from="--token", url_from="AUGURE_TELEGRAM_API_URL"
+    # API servers set it in the environment, and init saves it for `augure run`.
+    return os.environ.get("AUGURE_TELEGRAM_API_URL") or TELEGRAM_API
+
+
+async def _settle_flags(answers: Answers, checks: bool) -> None:
+    """--non-interactive: every answer from a flag; the first failed check ends it."""
+    for flag, value in (("--token", answers.token), ("--owner", answers.owner)):
+        if not value:
+            raise UsageError(f"{flag} is required with --non-interactive")
+    answers.model = answers.model or DEFAULT_MODEL
+    if not answers.owner.strip().isdigit():
+        raise UsageError(f"--owner must be your numeric Telegram user id, not {answers.owner!r}")
+    if not checks:
+        return
+    for probe in (_telegram, _llm_probe):
+        found = await probe(answers, FLAGS)
+        if not found.ok:
+            raise UsageError(found.detail)
+
+
+async def _telegram(answers: Answers, named: Named) -> probes.Probe:
+    return await probes.telegram(
+        answers.token, _api_url(), token_from=named.token, url_from="AUGURE_TELEGRAM_API_URL"
     )
-    return None if probe.ok else probe.detail
 
 
-async def _check_llm(answers: Answers) -> str | None:
-    probe = await probes.llm(
+async def _llm_probe(answers: Answers, named: Named) -> probes.Probe:
+    return await probes.llm(
         answers.base_url or None,
         answers.api_key or "-",
         answers.model,
-        key_from="--api-key",
-        url_from="--base-url",
-        model_from="--model",
+        key_from=named.key,
+        url_from=named.url,
+        model_from=named.model,
     )
-    return None if probe.ok else probe.detail
+
+
+Check = Callable[[str], Awaitable[str | None]]
+
+
+class Terminal:
+    """Each answer checked as it is typed; a rejected one is asked again, never offered back
+    as the default; an answer a flag gave is taken unless its check fails."""
+
+    def __init__(self, ask: Prompter, checks: bool) -> None:
+        self.ask, self.checks = ask, checks
+
+    async def settle(self, answers: Answers) -> None:
+        answers.token = await self.answer(TOKEN_QUESTION, answers.token, self._token, secret=True)
+        answers.owner = await self.answer(OWNER_QUESTION, answers.owner, self._owner)
+        await self._llm(answers)
+
+    async def answer(
+        self, question: str, given: str, check: Check, *, default: str = "", secret: bool = False
+    ) -> str:
+        if given and (problem := await check(given)) is not None:
+            self.say(problem)
+            given = ""
+        if given:
+            return given
+        for attempt in range(TRIES):
+            value = self.ask.ask(question, default, secret=secret)
+            problem = await check(value)
+            if problem is None:
+                return value
+            if attempt == TRIES - 1:
+                raise UsageError(problem)
+            self.say(problem)
+            default = ""
+        raise AssertionError("unreachable")
+
+    def say(self, problem: str) -> None:
+        self.ask.stderr.write(f"{problem}\n")
+        self.ask.stderr.flush()
+
+    async def _token(self, token: str) -> str | None:
+        if not token:
+            return "the bot token is required: @BotFather gives it when you create the bot"
+        if not self.checks:
+            return None
+        probe = await _telegram(Answers(token=token), TYPED)
+        return None if probe.ok else probe.detail
+
+    async def _owner(self, owner: str) -> str | None:
+        if owner.strip().isdigit():
+            return None
+        return f"your Telegram user id is a number (@userinfobot tells you), not {owner!r}"
+
+    async def _url(self, url: str) -> str | None:
+        parts = urlsplit(url)
+        if not url or (parts.scheme in ("http", "https") and parts.hostname):
+            return None
+        return f"the endpoint is an http:// or https:// address, not {url!r}"
+
+    async def _llm(self, answers: Answers) -> None:
+        """The endpoint, key and model are checked together (one call needs all three); a
+        failure asks again the one it is about."""
+        offer = ""
+        for attempt in range(TRIES):
+            answers.base_url = await self.answer(
+                URL_QUESTION, answers.base_url, self._url, default=offer
+            )
+            if not answers.api_key:
+                answers.api_key = self.ask.ask(KEY_QUESTION, secret=True)
+            answers.model = answers.model or self.ask.ask("Model", DEFAULT_MODEL)
+            if not self.checks:
+                return
+            probe = await _llm_probe(answers, TYPED)
+            if probe.ok:
+                return
+            problem, offer = probe.detail, ""
+            if probe.fault is Fault.ENDPOINT and not answers.base_url.rstrip("/").endswith("/v1"):
+                offer = answers.base_url.rstrip("/") + "/v1"
+                problem += f"; did you mean {offer}?"
+            if attempt == TRIES - 1:
+                raise UsageError(problem)
+            self.say(problem)
+            if probe.fault in (Fault.KEY, Fault.ACCESS, Fault.QUOTA):
+                answers.api_key = ""
+            elif probe.fault is Fault.MODEL:
+                answers.model = ""
+            else:
+                answers.base_url = ""
 
 
 def _write(home: Path, file: Path, answers: Answers) -> None:
@@ -187,6 +274,8 @@ def _write(home: Path, file: Path, answers: Answers) -> None:
     }
     if answers.base_url:
         values["llm.base_url"] = answers.base_url
+    if _api_url() != TELEGRAM_API:  # the Bot API the token was checked against
+        values["telegram.api_url"] = _api_url()
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(render(values, env_file=str(env_file)), encoding="utf-8")
     secrets = {"TELEGRAM_BOT_TOKEN": answers.token}

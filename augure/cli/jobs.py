@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from augure.common.errors import UsageError
 from augure.config.settings import Config
+from augure.host.home import holder
 from augure.scheduler.service import JobError, Scheduler
 from augure.store.state import Store
 
@@ -110,5 +111,8 @@ async def jobs(config: Config, args: argparse.Namespace) -> int:
             return 0
         if not await scheduler.request_run(args.id, "cli"):
             raise UsageError(f"no job {args.id!r}; see `augure jobs list`")
-        print(f"Job {args.id} will run now (in the running bot, within a second).")
+        if holder(config.home) is None:
+            print(f"Job {args.id} will run when `augure run` starts (no bot runs on this home).")
+        else:
+            print(f"Job {args.id} will run now (in the running bot, within a second).")
         return 0

@@ -155,8 +155,23 @@ class _Version(argparse.Action):
 
 
 def _git_commit() -> str | None:
-    """The checkout's short commit when this package is the top of a git work tree; None for
-    an installed copy, or when git is missing or refuses (another owner's repository)."""
+    """The checkout's short commit when this package is the top of a git work tree; for an
+    installed copy, the commit its build recorded (setup.py); None when neither is known."""
+    return _checkout_commit() or _recorded_commit()
+
+
+def _recorded_commit() -> str | None:
+    from importlib.resources import files
+
+    try:
+        return files("augure").joinpath("commit.txt").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _checkout_commit() -> str | None:
+    """None for an installed copy, or when git is missing or refuses (another owner's
+    repository)."""
     import subprocess
 
     package = Path(__file__).resolve().parents[1]  # augure/, beside the checkout's top

@@ -11,7 +11,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from augure.llm.client import OPENAI_URL, classify, fault_line
+from augure.llm.client import OPENAI_URL, Fault, classify, fault_line
 
 TIMEOUT = 10.0
 
@@ -20,6 +20,8 @@ TIMEOUT = 10.0
 class Probe:
     ok: bool
     detail: str
+    # Why a model endpoint's check failed, where that is known: which answer to change.
+    fault: Fault | None = None
 
 
 def _host(url: str) -> str:
@@ -118,11 +120,12 @@ async def llm(
         if fault is None:
             return Probe(False, f"{url} answered {exc.status_code}: check {url_from}")
         sources = {"key_from": key_from, "url_from": url_from, "model_from": model_from}
-        return Probe(False, fault_line(fault, exc.status_code, url, model, **sources))
+        return Probe(False, fault_line(fault, exc.status_code, url, model, **sources), fault)
     except openai.APITimeoutError:
-        return Probe(False, f"{_host(url)} did not answer within {TIMEOUT:g} s: check {url_from}")
+        problem = f"{_host(url)} did not answer within {TIMEOUT:g} s: check {url_from}"
+        return Probe(False, problem, Fault.TIMEOUT)
     except openai.APIConnectionError as exc:
-        return Probe(False, f"{_unreachable(exc, url)}: check {url_from}")
+        return Probe(False, f"{_unreachable(exc, url)}: check {url_from}", Fault.UNREACHABLE)
     finally:
         await client.close()
     return Probe(True, f"{url} answers with model {model}")

@@ -28,6 +28,7 @@ from augure.core.spend import Cap as Cap
 from augure.core.spend import SpendReport as SpendReport
 from augure.core.spend import report_json as report_json
 from augure.core.spend import report_lines as report_lines
+from augure.host.home import holder
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
 from augure.llm.models import FallbackUsed
@@ -139,6 +140,8 @@ class Jobs:
     zone: str
     paused: bool
     jobs: list[Job]
+    # Jobs run only inside `augure run`: false while no bot runs on the home.
+    bot_running: bool = True
 
 
 class Front:
@@ -289,7 +292,8 @@ class Front:
 
     async def jobs(self) -> Jobs:
         scheduler = self._state.scheduler
-        return Jobs(scheduler.zone, await scheduler.paused(), await scheduler.jobs())
+        running = holder(self.config.home) is not None
+        return Jobs(scheduler.zone, await scheduler.paused(), await scheduler.jobs(), running)
 
     async def pause_jobs(self, paused: bool) -> None:
         await self._state.scheduler.set_paused(paused)

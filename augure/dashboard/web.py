@@ -39,6 +39,7 @@ NOTES = {
     "cancelled": "Task cancelled; its work was stopped.",
     "ended": "That task was no longer running; nothing was cancelled.",
     "requested": "The job will run within a second or two (or when the scheduler next runs).",
+    "later": "No bot is running: the job will run when `augure run` starts.",
     "elsewhere": "That task runs in the bot: cancel it in Telegram with /tasks.",
 }
 

@@ -143,9 +143,18 @@ def _fix(source: str) -> str:
     return source.removeprefix(unset) if source.startswith(unset) else f"fix {source}"
 
 
+def set_up(config: Config) -> bool:
+    """Some endpoint was chosen: a URL, or a key for the default one."""
+    return config.llm.base_url is not None or config.llm.api_key is not None
+
+
 def explain(exc: LLMError, config: Config) -> str:
     """What went wrong; for a fault only the owner can cure, what to do and which setting, in
     the words of `augure doctor`."""
+    if not set_up(config):
+        # Whatever the default endpoint answered (nothing, offline; 401, online), the cure
+        # is the same: choose one.
+        return f"no model is set up (I tried {OPENAI_URL} with no API key): run `augure init`"
     if exc.fault is None or not exc.fault.named or exc.status is None:
         return str(exc)
     return fault_line(
@@ -162,7 +171,8 @@ def explain(exc: LLMError, config: Config) -> str:
 
 def for_owner(exc: LLMError, config: Config) -> str:
     """A failed model call, told in the chat: "try again" only when trying again may work."""
-    again = " Please try again." if exc.fault is None or exc.fault.retryable else ""
+    retryable = exc.fault is None or exc.fault.retryable
+    again = " Please try again." if retryable and set_up(config) else ""
     return f"Sorry, I could not get an answer: {explain(exc, config)}.{again}"
 
 

@@ -15,6 +15,7 @@ from augure.channels.telegram.channel import TelegramChannel
 from augure.config.settings import load_config
 from augure.core.app import Core
 from augure.core.lifespan import Augure
+from augure.host.home import HomeLock
 from augure.tools.base import Tool
 from tests.fakes.openai import FakeOpenAI
 from tests.fakes.telegram import FakeTelegram
@@ -89,8 +90,10 @@ class Bot:
             self.monkeypatch.setenv(name, value)
         config = load_config()
         channel = TelegramChannel(config, build_application(config, self.telegram.token))
-        self.channel = TelegramBot(config=config, channel=channel)
-        # The lifespan `augure run` opens, without its home lock and its companions.
+        # The lifespan `augure run` opens, home lock included (the CLI reads it to tell
+        # whether a bot runs), without its companions.
+        home_lock = HomeLock(config.home)
+        self.channel = TelegramBot(config=config, channel=channel, home_lock=home_lock)
         running = Augure.running(
             config,
             approvers=[channel],
@@ -98,6 +101,7 @@ class Bot:
             progress=channel.progress,
             extra_tools=self.extra_tools,
             inbound=self.channel,
+            home_lock=home_lock,
         )
         self.running = AsyncExitStack()
         front = await self.running.enter_async_context(running)

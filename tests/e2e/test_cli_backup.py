@@ -190,3 +190,16 @@ async def test_restore_says_what_it_restored_and_that_env_is_left_out(tmp_path: 
     restored, env_line = out.strip().splitlines()
     assert restored == f"restored {HOLDS} from {archive} into {fresh}", restored
     assert env_line.startswith(ENV_LEFT_OUT) and str(fresh) in env_line, env_line
+
+
+@pytest.mark.parametrize("where", ["under a file", "in /proc"])
+async def test_backup_to_a_place_it_cannot_write_is_one_line(tmp_path: Path, where: str) -> None:
+    home = tmp_path / "home"
+    (home / "memory").mkdir(parents=True)
+    (tmp_path / "a-file").write_text("not a folder")
+    target = tmp_path / "a-file" / "x.tar.gz" if where == "under a file" else Path("/proc/x.tar.gz")
+    code, out, err = await augure("backup", str(target), env=environment(home))
+    assert code == 1, (out, err)
+    assert "Traceback" not in err, err
+    assert err.count("\n") == 1, err
+    assert f"cannot write {target}" in err, err

@@ -125,13 +125,76 @@ async def test_interactive_init_asks_and_asks_again_after_a_rejected_token(
     telegram, llm = services
     llm.script(text("OK"))
     home = tmp_path / "home"
-    answers = ["999:wrong", "42", telegram.token, "42", llm.base_url, KEY, ""]
+    answers = ["999:wrong", telegram.token, "42", llm.base_url, KEY, ""]
     code, _, err = await augure(
         "init", env=env_for(home, telegram), stdin="\n".join(answers) + "\n"
     )
     assert code == 0, err
-    assert "Telegram rejected the bot token (401): fix --token" in err
+    assert "Telegram rejected the bot token (401): fix the token you pasted" in err
     assert err.count("Telegram bot token") == 2 and "Model [gpt-4o-mini]" in err
     assert dotenv_values(home / ".env")["TELEGRAM_BOT_TOKEN"] == telegram.token
     assert llm.requests[-1]["model"] == "gpt-4o-mini"
     assert 'model = "gpt-4o-mini"' in (home / "augure.toml").read_text()
+
+
+async def test_interactive_init_checks_each_answer_as_it_is_typed(
+    tmp_path: Path, services: tuple[FakeTelegram, FakeOpenAI]
+) -> None:
+    """A rejected answer is said at once, in the prompt's words (no flag names), and asked
+    again with no default taken from it; the other answers are not asked twice."""
+    telegram, llm = services
+    llm.script(text("OK"))
+    home = tmp_path / "home"
+    answers = ["999:wrong", telegram.token, "alice", "42", llm.base_url, KEY, ""]
+    code, _, err = await augure(
+        "init", env=env_for(home, telegram), stdin="\n".join(answers) + "\n"
+    )
+    assert code == 0, err
+    assert "--token" not in err and "--owner" not in err, err
+    rejected = err.index("Telegram rejected the bot token (401)")
+    assert rejected < err.index("Your Telegram user id"), err  # said before the next question
+    assert err.count("Telegram bot token") == 2 and err.count("Your Telegram user id") == 2
+    assert "not 'alice'" in err and "[alice]" not in err, err
+    assert len(telegram.sent("getMe")) == 1  # the accepted token, checked once
+    assert load_config(home=home).telegram.allowed_users == [42]
+
+
+async def test_an_endpoint_that_answers_404_is_offered_with_v1(
+    tmp_path: Path, services: tuple[FakeTelegram, FakeOpenAI]
+) -> None:
+    telegram, llm = services
+    home = tmp_path / "home"
+    root = llm.base_url.removesuffix("/v1")
+    llm.script(text("OK"))
+    answers = [telegram.token, "42", root, KEY, "test-model", ""]  # "": take the offer
+    code, _, err = await augure(
+        "init", env=env_for(home, telegram), stdin="\n".join(answers) + "\n"
+    )
+    assert code == 0, err
+    assert f"did you mean {llm.base_url}?" in err, err
+    assert f"[{llm.base_url}]" in err and "--base-url" not in err, err
+    assert tomllib.loads((home / "augure.toml").read_text())["llm"]["base_url"] == llm.base_url
+
+
+async def test_the_telegram_api_url_used_is_saved(
+    tmp_path: Path, services: tuple[FakeTelegram, FakeOpenAI]
+) -> None:
+    telegram, llm = services
+    home = tmp_path / "home"
+    llm.script(text("OK"))
+    code, _, err = await augure(*flags(telegram, llm), env=env_for(home, telegram))
+    assert code == 0, err
+    assert tomllib.loads((home / "augure.toml").read_text())["telegram"]["api_url"] == (
+        telegram.root
+    )
+
+
+async def test_skip_checks_sets_up_offline_and_still_checks_the_form(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    words = ["init", "--non-interactive", "--skip-checks", "--token", "123:abc"]
+    code, _, err = await augure(*words, "--owner", "alice", env=environment(home))
+    assert code == 1 and "--owner must be your numeric Telegram user id" in err, err
+    code, out, err = await augure(*words, "--owner", "42", env=environment(home))
+    assert code == 0, err
+    assert "not checked" in out, out
+    assert dotenv_values(home / ".env")["TELEGRAM_BOT_TOKEN"] == "123:abc"

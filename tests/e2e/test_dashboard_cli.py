@@ -183,3 +183,17 @@ async def test_standalone_the_tasks_page_lists_and_offers_no_cancel(tmp_path: Pa
         await _stopped(process)
     assert f'id="task-{task_id}"' in page and "slow_job" in page
     assert "/cancel" not in page
+
+
+async def test_with_no_bot_running_the_overview_says_the_scheduler_is_not_running(
+    tmp_path: Path,
+) -> None:
+    """Alone, the dashboard runs no job: it must not claim "Scheduler: active"."""
+    process, link = await _started(tmp_path)
+    try:
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        page = await asyncio.to_thread(lambda: opener.open(link, timeout=10).read().decode())
+    finally:
+        await _stopped(process)
+    assert "Scheduler: active" not in page
+    assert "Scheduler: not running" in page and "augure run" in page

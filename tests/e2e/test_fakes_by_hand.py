@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -110,3 +111,41 @@ async def test_each_fake_stops_cleanly_on_sigterm(module: str, tmp_path: Path) -
         await fake.line_with(f"127.0.0.1:{port}")
         fake.process.terminate()
         assert await asyncio.wait_for(fake.process.wait(), 15) == 0
+
+
+def try_it_block() -> list[str]:
+    """The shell lines of the README's "Try it with no accounts", comments dropped."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("**Try it with no accounts**", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+async def test_the_readme_try_it_with_no_accounts_works_as_written(tmp_path: Path) -> None:
+    """The README's three commands, as written but for the ports (free ones here) and the
+    throwaway home: a message typed to the fake Telegram is answered through the fake model."""
+    telegram_line, model_line, bot_line = try_it_block()
+    ports = {"8081": str(free_port()), "8082": str(free_port())}
+
+    def words(line: str) -> list[str]:
+        for fixed, free in ports.items():
+            line = line.replace(fixed, free)
+        return shlex.split(line.replace("$(mktemp -d)", str(tmp_path / "home")))
+
+    *assignments, program, verb = words(bot_line)
+    assert (program, verb) == ("augure", "run")
+    bot_env = environment(tmp_path / "home") | dict(a.split("=", 1) for a in assignments)
+    telegram_command, model_command = words(telegram_line), words(model_line)
+    assert telegram_command[:3] == ["python", "-m", "tests.fakes.telegram"]
+    assert model_command[:3] == ["python", "-m", "tests.fakes.openai"]
+    python = sys.executable
+    env = environment(tmp_path / "home")
+    async with (
+        started(python, *telegram_command[1:], env=env) as telegram,
+        started(python, *model_command[1:], env=env) as model,
+    ):
+        await telegram.line_with(f"fake Telegram on http://127.0.0.1:{ports['8081']}")
+        await model.line_with(f"on http://127.0.0.1:{ports['8082']}/v1")
+        async with started(python, "-m", "augure", "run", env=bot_env):
+            await telegram.type("hello")
+            await telegram.line_with("bot> echo: hello")

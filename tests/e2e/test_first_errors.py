@@ -235,3 +235,15 @@ async def test_doctor_reports_a_writable_home_as_ok(tmp_path: Path) -> None:
     unreachable = {"OPENAI_BASE_URL": "http://127.0.0.1:9", "AUGURE__LLM__MAX_RETRIES": "0"}
     _, out, _ = await augure("doctor", env=environment(tmp_path, unreachable), timeout=120)
     assert [line for line in out.splitlines() if line.startswith("ok    home:")], out
+
+
+async def test_chat_with_nothing_set_up_names_the_endpoint_and_augure_init(
+    tmp_path: Path,
+) -> None:
+    """No key and no endpoint: the answer names where it tried and the command that sets a
+    model up, and does not ask the user to try the same thing again."""
+    code, out, _ = await augure("chat", env=environment(tmp_path), stdin="hello\n", timeout=60)
+    assert code == 0
+    assert "https://api.openai.com/v1" in out, out
+    assert "augure init" in out, out
+    assert "try again" not in out.lower(), out

@@ -186,3 +186,13 @@ async def test_one_job_paused_from_the_cli_shows_in_jobs_and_json_and_resumes(bo
     code, _, err = await augure("jobs", "pause", "nope", env=env)
     assert code == 1
     assert err.strip().splitlines() == ["augure: no job 'nope'; see `augure jobs list`"]
+
+
+async def test_jobs_run_with_no_bot_says_it_runs_when_the_bot_starts(tmp_path: Path) -> None:
+    env = environment(tmp_path, {"AUGURE_ALLOWED_USERS": "1001"})
+    code, _, err = await augure("jobs", "add", "--cron", "0 9 * * *", "--prompt", "hi",
+                                "--id", "morning", env=env)  # fmt: skip
+    assert code == 0, err
+    code, out, err = await augure("jobs", "run", "morning", env=env)
+    assert code == 0, err
+    assert "now" not in out and "when `augure run` starts" in out, out

@@ -40,9 +40,21 @@ def sources(into: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def clone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A clone of the sources as they are now, as its own git repository, and its commit."""
+    folder = sources(tmp_path_factory.mktemp("clone"))
+    who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env = {**os.environ, **who, "GIT_COMMITTER_EMAIL": "t@t"}
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "as now"]):
+        subprocess.run(["git", "-C", str(folder), *step], env=env, check=True)
+    head = ["git", "-C", str(folder), "rev-parse", "--short", "HEAD"]
+    return folder, subprocess.run(head, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def built(clone: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The wheel and everything the build printed (the backend's own warnings included)."""
-    clone = sources(tmp_path_factory.mktemp("clone"))
+    clone, _ = clone
     out = tmp_path_factory.mktemp("wheel")
     command = [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(out), "."]
     done = subprocess.run(command, cwd=clone, capture_output=True, text=True, timeout=600)
@@ -94,11 +106,13 @@ print((memory / "identity.md").read_text() == Path(sys.argv[2]).read_text())
 
 
 def test_a_user_install_of_the_wheel_finds_the_templates(
-    built: tuple[Path, str], tmp_path: Path
+    built: tuple[Path, str], clone: tuple[Path, str], tmp_path: Path
 ) -> None:
     """`pip install --user` puts the data files under the user base, not the prefix: the
-    installed package must find them there, not in this checkout."""
+    installed package must find them there, not in this checkout. Its version names the
+    commit the wheel was built from."""
     wheel, _ = built
+    _, commit = clone
     # A user site is visible only from an environment that sees the system's packages.
     venv.create(tmp_path / "env", system_site_packages=True, with_pip=True)
     python = tmp_path / "env" / "bin" / "python"
@@ -121,7 +135,7 @@ def test_a_user_install_of_the_wheel_finds_the_templates(
     version = subprocess.run(
         [str(userbase / "bin" / "augure"), "--version"], env=env, capture_output=True, text=True
     )
-    assert version.stdout.strip() == f"augure {augure.__version__}", version.stderr
+    assert version.stdout.strip() == f"augure {augure.__version__} (git {commit})", version.stderr
     memory = tmp_path / "home" / "memory"
     probe = [str(python), "-c", FINDS_TEMPLATES, str(memory), str(ROOT / "memory/identity.md")]
     found = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True)

@@ -33,7 +33,13 @@ def routes(dash: Dash) -> list[Route]:
             for job in listed.jobs
         ]
         return dash.render(
-            request, "jobs.html", session, jobs=jobs, paused=listed.paused, zone=listed.zone
+            request,
+            "jobs.html",
+            session,
+            jobs=jobs,
+            paused=listed.paused,
+            zone=listed.zone,
+            bot_running=listed.bot_running,
         )
 
     async def pause(request: Request, session: Session, form: FormData) -> Response:
@@ -55,8 +61,9 @@ def routes(dash: Dash) -> list[Route]:
         return back("/jobs", "job-resumed")
 
     async def run_now(request: Request, session: Session, form: FormData) -> Response:
-        requested = await front.run_job_now(request.path_params["id"], "dashboard")
-        return back("/jobs", "requested" if requested else "gone")
+        if not await front.run_job_now(request.path_params["id"], "dashboard"):
+            return back("/jobs", "gone")
+        return back("/jobs", "requested" if (await front.jobs()).bot_running else "later")
 
     return [
         dash.page("/jobs", listing),

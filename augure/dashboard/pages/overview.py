@@ -28,6 +28,7 @@ def routes(dash: Dash) -> list[Route]:
             model=front.model(),
             uptime=f"{uptime // 3600}h {uptime % 3600 // 60}m",
             paused=jobs.paused,
+            bot_running=jobs.bot_running,
             jobs=len(jobs.jobs),
             pending=pending,
             today=today,
