@@ -11,7 +11,7 @@ import difflib
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
@@ -27,7 +27,6 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
-    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
@@ -40,6 +39,7 @@ from augure.config.keys import Keys
 from augure.config.limits import Profile
 from augure.config.mcp import McpSettings
 from augure.config.recall import RecallConfig
+from augure.config.telegram import TelegramConfig
 from augure.config.voice import VoiceConfig
 
 
@@ -102,38 +102,6 @@ class AgentConfig(_Section):
             except (ZoneInfoNotFoundError, ValueError):
                 raise ValueError(f"unknown IANA time zone {value!r}") from None
         return value
-
-
-def _split_ids(value: Any) -> Any:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    if isinstance(value, int):
-        return [value]
-    return value
-
-
-class TelegramConfig(_Section):
-    token: SecretStr | None = None
-    api_url: str = "https://api.telegram.org"
-    allowed_users: Annotated[list[int], NoDecode] = []
-    streaming: bool = True
-    # Follow-ups within this many seconds of the previous message are answered in the same
-    # model call as it (docs/telegram.md, "Follow-ups"); 0 folds only those that arrive
-    # while a turn of the chat runs.
-    fold_seconds: float = Field(default=1.0, ge=0, le=60)
-    # For where the Bot API is blocked (docs/telegram.md, "Behind a proxy"); unset, the
-    # usual HTTPS_PROXY / ALL_PROXY / NO_PROXY variables apply.
-    proxy: str | None = None
-
-    _ids = field_validator("allowed_users", mode="before")(_split_ids)
-
-    @field_validator("proxy")
-    @classmethod
-    def _proxy_scheme(cls, value: str | None) -> str | None:
-        if value and not value.lower().startswith(("http://", "https://", "socks5://")):
-            # The URL is not echoed: it may carry the proxy's password.
-            raise ValueError("a proxy URL starts with http://, https:// or socks5://")
-        return value or None
 
 
 class ApprovalConfig(_Section):
