@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, cast
 
-from augure.agent import history
+from augure.agent import history, offer
 from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt, now_note
 from augure.agent.dispatch import Dispatch
@@ -18,7 +18,6 @@ from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
 from augure.agent.turn import Content, Reply, Turn, TurnState, TurnStream
-from augure.codemode.tool import code_mode_schema
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
@@ -87,6 +86,7 @@ class Agent:
         then a restart finds the reply stored and unsent. `received`: the inbox rows of the
         messages, taken out of the inbox as the turn is stored (docs/durability.md)."""
         # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
+        tools = offer.narrowed(self.config, self.registry, chat_id, tools)  # a guest's chat
         caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
         grants = self._grants[chat_id] if caller.started_by == "chat" else None
         caller = dataclasses.replace(caller, grants=grants)
@@ -187,19 +187,22 @@ class Agent:
         limit = self.config.agent.history_tokens
         await compact(conversation, limit, self.llm, self.store, tally, self.registry)
         shown = history.show_asked(conversation.messages, stored, asked)
+        loaded, allowed = conversation.loaded_tools(), turn.caller.allowed_tools
+        guest = offer.guest_tools(self.config, self.registry, turn.chat_id)
         system = build_system_prompt(
             self.config,
-            self.memory,
-            self.registry.hints(),
-            [] if self.config.code_mode.enabled else self.registry.deferred(),
+            # The owner's notes stay out of a guest's chat unless `[guests] memory` opens them.
+            self.memory if guest is None or self.config.guests.memory else None,
+            self.registry.hints(allowed),
+            [] if self.config.code_mode.enabled else self.registry.deferred(allowed),
             self.catalog.text,
             await self.personas.prompt_for(turn.chat_id) if self.personas else "",
+            guest=guest is not None,
         )
-        loaded, allowed = conversation.loaded_tools(), turn.caller.allowed_tools
         reading = reading_of(conversation, self.registry, turn.asked_from)
         caller = dataclasses.replace(turn.caller, turn_id=turn.id, reading=reading)
         ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
-        schemas = self._schemas(loaded, allowed)
+        schemas = offer.schemas(self.config, self.registry, turn.chat_id, loaded, allowed)
         state = TurnState(
             turn, conversation, system, ctx, stream, allowed, shown, loaded, schemas, tally
         )
@@ -235,7 +238,10 @@ class Agent:
                 state.mistaken.add(call.id)
             if result.loaded:
                 state.loaded |= result.loaded
-                state.schemas = self._schemas(state.loaded, state.allowed)
+                chat = state.turn.chat_id
+                state.schemas = offer.schemas(
+                    self.config, self.registry, chat, state.loaded, state.allowed
+                )
         answers = [tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)]
         await self._remember(state.conversation, *answers)
 
@@ -276,17 +282,6 @@ class Agent:
             usage=usage,
         )
         return reply
-
-    def _schemas(
-        self, loaded: set[str], allowed: frozenset[str] | None = None
-    ) -> list[dict[str, Any]]:
-        if allowed is not None:  # a skill's turn: its declared tools, loaded or not
-            return [self.registry.schema(t) for t in self.registry.list() if t.name in allowed]
-        # Code mode offers one tool whose description carries every tool as a typed `api.*`
-        # function: one model call can then chain several tools.
-        if self.config.code_mode.enabled:
-            return [code_mode_schema(self.registry)]
-        return self.registry.to_function_schemas(loaded)
 
     def _said(self, message: dict[str, Any]) -> dict[str, Any]:
         """What the model said, as history keeps it: a secret it wrote (in a call's arguments,

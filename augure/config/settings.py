@@ -34,6 +34,7 @@ from pydantic_settings import (
 from augure.config import tools as tool_settings
 from augure.config.agents import AgentsConfig
 from augure.config.budget import BudgetConfig, Fallback, Prices, Roles
+from augure.config.guests import GuestsConfig
 from augure.config.heartbeat import HeartbeatConfig
 from augure.config.keys import Keys
 from augure.config.limits import Profile
@@ -196,6 +197,7 @@ class Config(BaseSettings):
     recall: RecallConfig = RecallConfig()  # docs/recall.md
     voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
     budget: BudgetConfig = BudgetConfig()  # docs/spend.md
+    guests: GuestsConfig = GuestsConfig()  # docs/security.md#guests
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
@@ -225,9 +227,24 @@ class Config(BaseSettings):
 
     @property
     def owner_chat(self) -> str | None:
-        """Where jobs and skills deliver when no chat is known: the first allowed user."""
-        users = self.telegram.allowed_users
-        return str(users[0]) if users else None
+        """The owner's private chat (`[telegram] owner`, else the first allowed user): where
+        jobs and skills deliver when no chat is known."""
+        owner, users = self.telegram.owner, self.telegram.allowed_users
+        return str(owner if owner is not None else users[0]) if users else None
+
+    def guest_chat(self, chat_id: str | None) -> bool:
+        """A Telegram chat other than the owner's private one: a guest's, or a group. The
+        terminal and the bot's own work (jobs, skills: no numeric id) are the owner's."""
+        owner = self.owner_chat
+        numeric = chat_id is not None and chat_id.lstrip("-").isdigit()
+        return owner is not None and numeric and chat_id != owner
+
+    def inbox_dir(self, chat_id: str | None) -> Path:
+        """Where the documents sent in a chat are kept: the owner's in `inbox/` (as before
+        guests had their own), each other chat's in `inboxes/CHAT_ID/`."""
+        if chat_id is not None and self.guest_chat(chat_id):
+            return self.home / "inboxes" / chat_id  # a guest chat's id is digits, maybe a '-'
+        return self.home / "inbox"
 
     @property
     def memory_dir(self) -> Path:

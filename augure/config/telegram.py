@@ -1,10 +1,11 @@
-"""`[telegram]`: the bot and who may use it (docs/telegram.md)."""
+"""`[telegram]`: the bot, who may use it, and who of them is the owner (docs/telegram.md;
+docs/security.md, "Guests")."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 
@@ -22,6 +23,9 @@ class TelegramConfig(BaseModel):
     token: SecretStr | None = None
     api_url: str = "https://api.telegram.org"
     allowed_users: Annotated[list[int], NoDecode] = []
+    # Who the owner is (docs/security.md, "Guests"); unset: the first of allowed_users. Every
+    # other allowed user is a guest.
+    owner: int | None = None
     streaming: bool = True
     # Follow-ups within this many seconds of the previous message are answered in the same
     # model call as it (docs/telegram.md, "Follow-ups"); 0 folds only those that arrive
@@ -40,3 +44,9 @@ class TelegramConfig(BaseModel):
             # The URL is not echoed: it may carry the proxy's password.
             raise ValueError("a proxy URL starts with http://, https:// or socks5://")
         return value or None
+
+    @model_validator(mode="after")
+    def _owner_is_allowed(self) -> TelegramConfig:
+        if self.owner is not None and self.owner not in self.allowed_users:
+            raise ValueError("owner must be one of allowed_users")
+        return self

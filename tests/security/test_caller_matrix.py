@@ -33,6 +33,7 @@ from tests.fakes.model import ScriptedModel, answer, call
 from tests.security.owner import Owner, settled
 
 TOKEN = "PROBE-OUTSIDE-TEXT"
+GUEST = "2"  # an allowed user who is not the owner
 probes_run: list[str] = []  # the origin chain of each probe call that ran
 fetched: list[str] = []  # each URL the fetcher fetched
 
@@ -99,6 +100,13 @@ def made(steps: list[Step]) -> list[Any]:
 async def chat(w: World, steps: list[Step], scoped: bool) -> None:
     w.script(*made(steps), answer("done"))
     await w.core.agent.handle("1", "go", tools={"datetime"} if scoped else None)
+
+
+async def guest(w: World, steps: list[Step], scoped: bool) -> None:
+    # Another allowed user's private chat (docs/security.md, "Guests"): the gates hold there
+    # as in the owner's, whose approval the guest's calls wait for.
+    w.script(*made(steps), answer("done"))
+    await w.core.agent.handle(GUEST, "go", tools={"datetime"} if scoped else None)
 
 
 async def code(w: World, steps: list[Step], scoped: bool) -> None:
@@ -199,6 +207,7 @@ async def dashboard(w: World, steps: list[Step], scoped: bool) -> None:
 
 PATHS = {
     "chat": Path_("chat", chat, chatting=True),
+    "guest": Path_("chat", guest, chatting=True),
     "code": Path_("chat>code", code, code_toml, chatting=True),
     "batch": Path_("chat>batch", batch, chatting=True),
     "background": Path_("chat>background", background, chatting=True),
@@ -231,7 +240,7 @@ async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World
     opened = Cores()
 
     async def make(toml: str) -> World:
-        (tmp_path / "augure.toml").write_text("[telegram]\nallowed_users = [1]\n" + toml)
+        (tmp_path / "augure.toml").write_text(f"[telegram]\nallowed_users = [1, {GUEST}]\n{toml}")
         owner, model = Owner(), ScriptedModel()
         core = await opened.open(
             load_config(home=tmp_path),
@@ -342,4 +351,4 @@ async def test_every_gate_holds_on_every_caller_path(
 
 
 def test_the_matrix_covers_every_caller_and_gate() -> None:
-    assert len(PATHS) >= 11 and len(GATES) >= 8
+    assert len(PATHS) >= 12 and len(GATES) >= 8
