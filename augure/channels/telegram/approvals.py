@@ -64,6 +64,8 @@ class TelegramApprover:
             f"🔐 <b>Approval needed</b> ({html.escape(request.origin)})\n"
             f"Tool: <code>{html.escape(request.tool)}</code>"
         )
+        if self.config.guest_chat(request.chat_id):  # not the owner's own asking
+            header += f"\nAsked in: a guest's chat or a group ({request.chat_id})"
         if len(arguments) <= INLINE_ARGUMENTS_LIMIT:
             text = f"{header}\n<pre>{html.escape(arguments)}</pre>"
         else:
