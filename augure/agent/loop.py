@@ -86,7 +86,6 @@ class Agent:
         then a restart finds the reply stored and unsent. `received`: the inbox rows of the
         messages, taken out of the inbox as the turn is stored (docs/durability.md)."""
         # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
-        tools = offer.narrowed(self.config, self.registry, chat_id, tools)  # a guest's chat
         caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
         grants = self._grants[chat_id] if caller.started_by == "chat" else None
         caller = dataclasses.replace(caller, grants=grants)
@@ -187,8 +186,10 @@ class Agent:
         limit = self.config.agent.history_tokens
         await compact(conversation, limit, self.llm, self.store, tally, self.registry)
         shown = history.show_asked(conversation.messages, stored, asked)
-        loaded, allowed = conversation.loaded_tools(), turn.caller.allowed_tools
+        # A guest's chat is offered only the guest's tools: decided once every tool is listed.
         guest = offer.guest_tools(self.config, self.registry, turn.chat_id)
+        allowed = offer.narrowed(turn.caller.allowed_tools, guest)
+        loaded = conversation.loaded_tools()
         system = build_system_prompt(
             self.config,
             # The owner's notes stay out of a guest's chat unless `[guests] memory` opens them.
@@ -200,7 +201,9 @@ class Agent:
             guest=guest is not None,
         )
         reading = reading_of(conversation, self.registry, turn.asked_from)
-        caller = dataclasses.replace(turn.caller, turn_id=turn.id, reading=reading)
+        caller = dataclasses.replace(
+            turn.caller, turn_id=turn.id, reading=reading, allowed_tools=allowed
+        )
         ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
         schemas = offer.schemas(self.config, self.registry, turn.chat_id, loaded, allowed)
         state = TurnState(

@@ -7,7 +7,6 @@ calls them anyway: the executor's scope gate refuses what the caller does not al
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from augure.codemode.tool import code_mode_schema
@@ -23,14 +22,12 @@ def guest_tools(config: Config, registry: ToolRegistry, chat_id: str) -> frozens
     return frozenset(t.name for t in registry.list() if config.guests.offers(t.name))
 
 
-def narrowed(
-    config: Config, registry: ToolRegistry, chat_id: str, tools: Collection[str] | None
-) -> Collection[str] | None:
-    """`tools` (a skill's declared ones, or all when None) within what the chat is offered."""
-    guest = guest_tools(config, registry, chat_id)
+def narrowed(allowed: frozenset[str] | None, guest: frozenset[str] | None) -> frozenset[str] | None:
+    """A turn's allowed tools (a skill's declared ones, or all when None) within a guest
+    chat's tools (None: the owner's chat, nothing narrowed)."""
     if guest is None:
-        return tools
-    return guest if tools is None else guest & frozenset(tools)
+        return allowed
+    return guest if allowed is None else guest & allowed
 
 
 def schemas(
