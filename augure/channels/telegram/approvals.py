@@ -60,12 +60,16 @@ class TelegramApprover:
         if chat_id < 0:
             raise LookupError("approval requests are never posted outside a private chat")
         arguments = arguments_text(request.arguments)
+        # Not the owner's own asking: where it was asked, on the first line.
+        where = (
+            f", asked in guest chat {request.chat_id}"
+            if self.config.guest_chat(request.chat_id)
+            else ""
+        )
         header = (
-            f"🔐 <b>Approval needed</b> ({html.escape(request.origin)})\n"
+            f"🔐 <b>Approval needed</b> ({html.escape(request.origin)}{where})\n"
             f"Tool: <code>{html.escape(request.tool)}</code>"
         )
-        if self.config.guest_chat(request.chat_id):  # not the owner's own asking
-            header += f"\nAsked in: a guest's chat or a group ({request.chat_id})"
         if len(arguments) <= INLINE_ARGUMENTS_LIMIT:
             text = f"{header}\n<pre>{html.escape(arguments)}</pre>"
         else:
