@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, cast
 
-from augure.agent import history
+from augure.agent import history, offer
 from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt, now_note
 from augure.agent.dispatch import Dispatch
@@ -27,7 +27,6 @@ from augure.agent.turn import (
     TurnStream,
     Wipe,
 )
-from augure.codemode.tool import code_mode_schema
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
@@ -197,19 +196,26 @@ class Agent:
         limit = self.config.agent.history_tokens
         await compact(conversation, limit, self.llm, self.store, tally, self.registry)
         shown = history.show_asked(conversation.messages, stored, asked)
+        # A guest's chat is offered only the guest's tools: decided once every tool is listed.
+        guest = offer.guest_tools(self.config, self.registry, turn.chat_id)
+        allowed = offer.narrowed(turn.caller.allowed_tools, guest)
+        loaded = conversation.loaded_tools()
         system = build_system_prompt(
             self.config,
-            self.memory,
-            self.registry.hints(),
-            [] if self.config.code_mode.enabled else self.registry.deferred(),
+            # The owner's notes stay out of a guest's chat unless `[guests] memory` opens them.
+            self.memory if guest is None or self.config.guests.memory else None,
+            self.registry.hints(allowed),
+            [] if self.config.code_mode.enabled else self.registry.deferred(allowed),
             self.catalog.text,
             await self.personas.prompt_for(turn.chat_id) if self.personas else "",
+            guest=guest is not None,
         )
-        loaded, allowed = conversation.loaded_tools(), turn.caller.allowed_tools
         reading = reading_of(conversation, self.registry, turn)
-        caller = dataclasses.replace(turn.caller, turn_id=turn.id, reading=reading)
+        caller = dataclasses.replace(
+            turn.caller, turn_id=turn.id, reading=reading, allowed_tools=allowed
+        )
         ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
-        schemas = self._schemas(loaded, allowed)
+        schemas = offer.schemas(self.config, self.registry, turn.chat_id, loaded, allowed)
         state = TurnState(
             turn, conversation, system, ctx, stream, allowed, shown, loaded, schemas, tally
         )
@@ -245,7 +251,10 @@ class Agent:
                 state.mistaken.add(call.id)
             if result.loaded:
                 state.loaded |= result.loaded
-                state.schemas = self._schemas(state.loaded, state.allowed)
+                chat = state.turn.chat_id
+                state.schemas = offer.schemas(
+                    self.config, self.registry, chat, state.loaded, state.allowed
+                )
         answers = [tool_message(c.id, r) for c, r in zip(response.tool_calls, results, strict=True)]
         await self._remember(state.conversation, *answers)
 
@@ -286,17 +295,6 @@ class Agent:
             usage=usage,
         )
         return reply
-
-    def _schemas(
-        self, loaded: set[str], allowed: frozenset[str] | None = None
-    ) -> list[dict[str, Any]]:
-        if allowed is not None:  # a skill's turn: its declared tools, loaded or not
-            return [self.registry.schema(t) for t in self.registry.list() if t.name in allowed]
-        # Code mode offers one tool whose description carries every tool as a typed `api.*`
-        # function: one model call can then chain several tools.
-        if self.config.code_mode.enabled:
-            return [code_mode_schema(self.registry)]
-        return self.registry.to_function_schemas(loaded)
 
     def _said(self, message: dict[str, Any]) -> dict[str, Any]:
         """What the model said, as history keeps it: a secret it wrote (in a call's arguments,

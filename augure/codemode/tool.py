@@ -70,10 +70,13 @@ def api_tools(registry: Catalogue, allowed: Collection[str] | None = None) -> li
     ]
 
 
-def code_mode_schema(registry: ToolRegistry) -> dict[str, Any]:
-    """The function schema of execute_code, its description carrying the `api` stubs."""
+def code_mode_schema(
+    registry: ToolRegistry, allowed: Collection[str] | None = None
+) -> dict[str, Any]:
+    """The function schema of execute_code, its description carrying the `api` stubs of the
+    tools within `allowed` (a guest's chat is not shown the owner's)."""
     limits = registry.context.config.code_mode
-    listing = stubs.render(api_tools(registry), registry.description)
+    listing = stubs.render(api_tools(registry, allowed), registry.description)
     header = DESCRIPTION.format(timeout=limits.timeout_seconds, calls=limits.max_tool_calls)
     return {
         "type": "function",

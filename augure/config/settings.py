@@ -11,7 +11,7 @@ import difflib
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
@@ -27,20 +27,22 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
-    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
+from augure.common.folders import workspace_name
 from augure.config import tools as tool_settings
 from augure.config.agents import AgentsConfig
 from augure.config.background import BackgroundConfig
 from augure.config.budget import BudgetConfig, CodingConfig, Fallback, Prices, Roles
+from augure.config.guests import GuestsConfig
 from augure.config.heartbeat import HeartbeatConfig
 from augure.config.keys import Keys
 from augure.config.limits import Profile
 from augure.config.mcp import McpSettings
 from augure.config.recall import RecallConfig
+from augure.config.telegram import TelegramConfig
 from augure.config.voice import VoiceConfig
 
 
@@ -96,38 +98,6 @@ class AgentConfig(_Section):
             except (ZoneInfoNotFoundError, ValueError):
                 raise ValueError(f"unknown IANA time zone {value!r}") from None
         return value
-
-
-def _split_ids(value: Any) -> Any:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    if isinstance(value, int):
-        return [value]
-    return value
-
-
-class TelegramConfig(_Section):
-    token: SecretStr | None = None
-    api_url: str = "https://api.telegram.org"
-    allowed_users: Annotated[list[int], NoDecode] = []
-    streaming: bool = True
-    # Follow-ups within this many seconds of the previous message are answered in the same
-    # model call as it (docs/telegram.md, "Follow-ups"); 0 folds only those that arrive
-    # while a turn of the chat runs.
-    fold_seconds: float = Field(default=1.0, ge=0, le=60)
-    # For where the Bot API is blocked (docs/telegram.md, "Behind a proxy"); unset, the
-    # usual HTTPS_PROXY / ALL_PROXY / NO_PROXY variables apply.
-    proxy: str | None = None
-
-    _ids = field_validator("allowed_users", mode="before")(_split_ids)
-
-    @field_validator("proxy")
-    @classmethod
-    def _proxy_scheme(cls, value: str | None) -> str | None:
-        if value and not value.lower().startswith(("http://", "https://", "socks5://")):
-            # The URL is not echoed: it may carry the proxy's password.
-            raise ValueError("a proxy URL starts with http://, https:// or socks5://")
-        return value or None
 
 
 class ApprovalConfig(_Section):
@@ -223,6 +193,7 @@ class Config(BaseSettings):
     recall: RecallConfig = RecallConfig()  # docs/recall.md
     voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
     budget: BudgetConfig = BudgetConfig()  # docs/spend.md
+    guests: GuestsConfig = GuestsConfig()  # docs/security.md#guests
 
     # Not a config key: where the state lives. Set by load_config.
     home: Path = Field(default=Path("~/.augure"), exclude=True)
@@ -252,9 +223,24 @@ class Config(BaseSettings):
 
     @property
     def owner_chat(self) -> str | None:
-        """Where jobs and skills deliver when no chat is known: the first allowed user."""
-        users = self.telegram.allowed_users
-        return str(users[0]) if users else None
+        """The owner's private chat (`[telegram] owner`, else the first allowed user): where
+        jobs and skills deliver when no chat is known."""
+        owner, users = self.telegram.owner, self.telegram.allowed_users
+        return str(owner if owner is not None else users[0]) if users else None
+
+    def guest_chat(self, chat_id: str | None) -> bool:
+        """A Telegram chat other than the owner's private one: a guest's, or a group. The
+        terminal and the bot's own work (jobs, skills: no numeric id) are the owner's."""
+        owner = self.owner_chat
+        numeric = chat_id is not None and chat_id.lstrip("-").isdigit()
+        return owner is not None and numeric and chat_id != owner
+
+    def inbox_dir(self, chat_id: str | None) -> Path:
+        """Where the documents sent in a chat are kept: the owner's in `inbox/` (as before
+        guests had their own), each other chat's in `inboxes/CHAT_ID/`."""
+        if chat_id is not None and self.guest_chat(chat_id):
+            return self.home / "inboxes" / workspace_name(chat_id)
+        return self.home / "inbox"
 
     @property
     def memory_dir(self) -> Path:

@@ -72,6 +72,8 @@ DESCRIPTIONS: dict[str, str] = {
     "telegram.token": "bot token from @BotFather; prefer TELEGRAM_BOT_TOKEN in the environment",
     "telegram.api_url": "root of the Bot API server (env AUGURE_TELEGRAM_API_URL)",
     "telegram.allowed_users": "Telegram user ids that may use the bot (env AUGURE_ALLOWED_USERS)",
+    "telegram.owner": "the owner's user id, one of allowed_users; unset = the first of them. "
+    "Every other allowed user is a guest (docs/security.md#guests)",
     "telegram.streaming": "show long answers growing while the model writes",
     "telegram.fold_seconds": "messages this close to the previous one are answered in one "
     "model call; 0 = only those sent while a turn runs",
@@ -138,6 +140,10 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.browser": "browser: headless Chromium.",
     "tools.browser.executable_path": "default: chromium on PATH",
     "tools.browser.headless": "false shows the window (needs a display)",
+    "guests": "What a guest's chat (or a group) may reach of the owner's "
+    "(docs/security.md#guests).",
+    "guests.tools": "globs of the owner's tools offered there too, e.g. ['github']; [] = none",
+    "guests.memory": "true: the owner's memory files in their prompt, and the memory tools",
     "recall": "The archive of past messages `recall` searches; vectors are optional.",
     "recall.embeddings_model": "e.g. text-embedding-3-small: also rank by /embeddings vectors; "
     "unset = full-text only, no embedding request",

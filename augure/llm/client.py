@@ -143,17 +143,25 @@ def _fix(source: str) -> str:
     return source.removeprefix(unset) if source.startswith(unset) else f"fix {source}"
 
 
+# What the default endpoint answers when nothing was set up: nothing (offline), or a refusal
+# of the missing key (online).
+UNSET_UP = (Fault.UNREACHABLE, Fault.TIMEOUT, Fault.KEY)
+
+
 def set_up(config: Config) -> bool:
     """Some endpoint was chosen: a URL, or a key for the default one."""
     return config.llm.base_url is not None or config.llm.api_key is not None
 
 
+def not_set_up(exc: LLMError, config: Config) -> bool:
+    """The call failed because no endpoint was ever chosen."""
+    return exc.fault in UNSET_UP and not set_up(config)
+
+
 def explain(exc: LLMError, config: Config) -> str:
     """What went wrong; for a fault only the owner can cure, what to do and which setting, in
     the words of `augure doctor`."""
-    if not set_up(config):
-        # Whatever the default endpoint answered (nothing, offline; 401, online), the cure
-        # is the same: choose one.
+    if not_set_up(exc, config):
         return f"no model is set up (I tried {OPENAI_URL} with no API key): run `augure init`"
     if exc.fault is None or not exc.fault.named or exc.status is None:
         return str(exc)
@@ -172,7 +180,7 @@ def explain(exc: LLMError, config: Config) -> str:
 def for_owner(exc: LLMError, config: Config) -> str:
     """A failed model call, told in the chat: "try again" only when trying again may work."""
     retryable = exc.fault is None or exc.fault.retryable
-    again = " Please try again." if retryable and set_up(config) else ""
+    again = " Please try again." if retryable and not not_set_up(exc, config) else ""
     return f"Sorry, I could not get an answer: {explain(exc, config)}.{again}"
 
 

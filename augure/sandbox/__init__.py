@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 
+from augure.common.folders import workspace_name
 from augure.config.settings import Config
 from augure.sandbox.base import (
     OUTPUT_CAP,
@@ -15,7 +16,6 @@ from augure.sandbox.base import (
     Sandbox,
     SandboxError,
     workspace_for,
-    workspace_name,
 )
 from augure.sandbox.bwrap import BwrapSandbox, missing_tools
 from augure.sandbox.docker import DockerSandbox

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from augure.common.folders import workspace_name
 
 # Per stream. The executor cuts what the model sees at 12,000 characters anyway; keeping more
 # than this in memory would only let a `yes` loop grow the bot's own RSS.
@@ -70,25 +71,6 @@ class Sandbox(Protocol):
         `inbox`: the owner's documents folder, shown read-only as /workspace/inbox;
         `on_line`: hears the latest non-empty output line (of either stream) as it arrives."""
         ...
-
-
-_PLAIN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def workspace_name(chat_id: str | None) -> str:
-    """A folder name for a chat id that cannot be `.`, `..`, contain `/` or collide.
-
-    Plain ids (Telegram's are integers) keep their name. Anything else becomes a readable
-    prefix plus a hash; the dot in that form never occurs in a plain name, so no chat can
-    choose an id that lands in another chat's folder.
-    """
-    if chat_id is None:
-        return "local.default"
-    if _PLAIN.fullmatch(chat_id):
-        return chat_id
-    readable = re.sub(r"[^A-Za-z0-9_-]", "_", chat_id)[:32]
-    digest = hashlib.sha256(chat_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{readable}.{digest}"
 
 
 def workspace_for(home: Path, chat_id: str | None, sandbox: Sandbox | None = None) -> Path:

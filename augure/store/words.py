@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from augure.common.folders import workspace_name
 from augure.store.archive import searchable
 from augure.store.connection import Database
 
@@ -117,8 +119,9 @@ FILES: dict[str, Wiped | Kept] = {
     "state.db-wal": Wiped(("checkpointed and truncated",)),
     "state.db-shm": Kept("the WAL's index: page numbers, no content"),
     "outputs": Wiped(("the saved output of each of the chat's tool calls",)),
-    "inbox": Kept("files sent in a chat: not yet told apart by chat"),
-    "workspace": Kept("the assistant's working files, shared by every chat"),
+    "inbox": Kept("files the owner sent in their chat (the owner's documents)"),
+    "inboxes": Wiped(("a guest chat's documents, inboxes/CHAT",)),
+    "workspaces": Wiped(("the chat's working files, workspaces/CHAT",)),
     "memory": Kept("the memory notes, which the owner edits"),
     "skills": Kept("installed skills"),
     "logs": Kept("events, not messages (debug logging may quote requests: said in docs)"),
@@ -244,6 +247,8 @@ async def forget_chat(
 
     forgotten = await db.write(wipe)
     forgotten.outputs = drop_outputs(home, forgotten.call_ids)
+    for folder in ("inboxes", "workspaces"):  # the chat's own files
+        shutil.rmtree(home / folder / workspace_name(chat_id), ignore_errors=True)
     await scrub(db)
     return forgotten
 

@@ -164,10 +164,17 @@ class Executor:
         return None
 
     async def scope(self, call: Call) -> ToolResult | None:
-        """The owner's `[tools]` globs, and the tools a skill declared for its turn."""
+        """The owner's `[tools]` globs, what a guest's chat is offered (docs/security.md,
+        "Guests"), and the tools a skill declared for its turn."""
         if not enabled(call.name, self.config):
             return ToolResult.error(
                 f"{call.name} is disabled by the owner's [tools] configuration",
+                ErrorKind.NOT_ALLOWED,
+            )
+        if self.config.guest_chat(call.ctx.chat_id) and not self.config.guests.offers(call.name):
+            return ToolResult.error(
+                f"{call.name} is not offered in a guest's chat: it reaches the owner's own "
+                "things ([guests] in the owner's configuration opens it)",
                 ErrorKind.NOT_ALLOWED,
             )
         allowed = call.ctx.allowed_tools

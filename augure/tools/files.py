@@ -1,4 +1,8 @@
-"""`files`: the documents the owner sent (`inbox/`) and this chat's sandbox workspace.
+"""`files`: the documents sent in this chat (`inbox/`) and this chat's sandbox workspace.
+
+Each chat has its own of both (`Config.inbox_dir`): in a guest's chat, `inbox/` is the
+guest's documents, never the owner's (docs/security.md, "Guests"), and `send` delivers into
+the chat that asked.
 
 Paths are resolved inside their folder; anything that leaves it — `..`, an absolute path, a
 symlink pointing out — is refused. Reads check where the opened file really is (through
@@ -59,7 +63,7 @@ class FilesError(Exception):
 
 def _root(ctx: RunContext, name: str) -> Path:
     if name == "inbox":
-        return ctx.home / "inbox"
+        return ctx.config.inbox_dir(ctx.chat_id)
     return ctx.home / "workspaces" / workspace_name(ctx.chat_id)
 
 
@@ -215,7 +219,7 @@ async def _read(ctx: RunContext, path: str) -> str:
             return await _read_office(fd, size, shown, extension)
     text = None if kind.startswith("image/") else _as_text(head)
     if text is None:
-        return f"{shown}: {kind}, {size} bytes (not text; `send` delivers it to the owner)"
+        return f"{shown}: {kind}, {size} bytes (not text; `send` delivers it to this chat)"
     note = (
         f"\n[cut: only the first {READ_LIMIT // 1000} kB of {size} bytes shown]"
         if size > READ_LIMIT
@@ -224,19 +228,10 @@ async def _read(ctx: RunContext, path: str) -> str:
     return f"{shown} ({size} bytes):\n{text}{note}"
 
 
-def _owners_chat(ctx: RunContext) -> bool:
-    # Telegram private chats have the user's id; a group (negative id) or someone else's
-    # chat is not the owner's. The terminal (`augure chat`, no numeric id) is the owner.
-    chat = ctx.chat_id
-    if chat is None or not chat.lstrip("-").isdigit():
-        return True
-    return int(chat) in ctx.config.telegram.allowed_users
-
-
 def _send(ctx: RunContext, path: str) -> ToolResult:
+    # The artifact goes back with this chat's turn, and the folders are this chat's own: a
+    # chat can be sent only what was sent or made in it.
     base, target, shown = resolve(ctx, path)
-    if not _owners_chat(ctx):
-        raise FilesError("send delivers to the owner's own chat only; this is another chat")
     mode = os.lstat(target).st_mode
     if stat.S_ISDIR(mode):
         raise FilesError(f"{shown} is a folder; send one file")
@@ -249,7 +244,7 @@ def _send(ctx: RunContext, path: str) -> ToolResult:
     as_photo = kind.startswith("image/") and kind != "image/gif" and len(data) <= PHOTO_LIMIT
     artifact = Artifact("image" if as_photo else "file", target.name, data)
     how = "a photo" if as_photo else "a document"
-    return ToolResult.ok(f"{shown} ({len(data)} bytes) goes to the owner as {how}.", [artifact])
+    return ToolResult.ok(f"{shown} ({len(data)} bytes) goes to this chat as {how}.", [artifact])
 
 
 @tool(
@@ -263,8 +258,8 @@ async def files(
         str | None, Field(description="e.g. inbox/report.pdf; omit to list both folders")
     ] = None,
 ) -> ToolResult:
-    """List, read (text, PDF) or send to the owner: documents the owner sent (inbox/) and
-    this chat's sandbox files (workspace/)."""
+    """List, read (text, PDF) or send into this chat: documents sent in this chat (inbox/)
+    and this chat's sandbox files (workspace/)."""
     try:
         if action == "list":
             return ToolResult.ok(_list(ctx, path))

@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 
 from augure.approval import canonical
 from augure.approval.rules import literal
+from augure.config.guests import PRESETS
 from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 from augure.tools.http_render import Response, render
@@ -451,6 +452,9 @@ async def http_tool(
 ) -> ToolResult:
     """An HTTP request to an API or page: status, main headers, body. Only GET runs
     unasked."""
+    guest = ctx.config.guest_chat(ctx.chat_id)  # docs/security.md, "Guests"
+    if preset is not None and guest and not ctx.config.guests.offers(PRESETS):
+        return ToolResult.error("a preset is not offered in a guest's chat: it is the owner's")
     try:
         settings = load_settings(ctx.config)
     except RequestError as exc:

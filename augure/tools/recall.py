@@ -47,7 +47,11 @@ async def recall(
         window = Window(ctx.chat_id if chat == "this" else None, _moment(since, zone), end)
     except WhenError as exc:
         return ToolResult.error(str(exc))
-    searcher = Searcher(archive, ctx.memory, ctx.embed, ctx.config.recall.embeddings_model)
+    # The owner's notes are not a guest's to search (docs/security.md, "Guests").
+    notes = (
+        None if ctx.config.guest_chat(ctx.chat_id) and not ctx.config.guests.memory else ctx.memory
+    )
+    searcher = Searcher(archive, notes, ctx.embed, ctx.config.recall.embeddings_model)
     hits = await searcher.find(query, window, limit)
     if not hits:
         return ToolResult.ok(f"Nothing found for: {query.strip()}")

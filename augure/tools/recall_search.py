@@ -58,7 +58,7 @@ class Hit:
 @dataclass(frozen=True)
 class Searcher:
     archive: Archive
-    memory: MemoryStore
+    memory: MemoryStore | None  # None: the notes are not searched (a guest's chat)
     # With `[recall] embeddings_model`: texts to vectors, and the model's name.
     embed: Embed | None = None
     model: str | None = None
@@ -66,7 +66,8 @@ class Searcher:
     async def find(self, query: str, window: Window, limit: int) -> list[Hit]:
         entries = await self.archive.search(query, window, CANDIDATES)
         messages = [(_message_hit(entry), entry.score) for entry in entries]
-        chunks = memory_chunks(self.memory) if window.since is None else []
+        searched = self.memory is not None and window.since is None
+        chunks = memory_chunks(self.memory) if self.memory is not None and searched else []
         notes = _ranked_memory(query, chunks)
         text_ranking = _by_bm25(messages, notes)
         if self.embed is None or self.model is None:

@@ -4,7 +4,7 @@ through the executor, which depends on this module and never the other way."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
@@ -64,11 +64,16 @@ class ToolRegistry:
         extra = [self.schema(self._tools[name]) for name in loaded if name in self._tools]
         return self._schemas + [s for s in extra if s not in self._schemas]
 
-    def deferred(self) -> builtins.list[Tool]:
-        return [tool for tool in self._tools.values() if tool.deferred]
+    def deferred(self, allowed: Collection[str] | None = None) -> builtins.list[Tool]:
+        """The deferred tools, within `allowed` when given (a guest's chat, a skill's turn)."""
+        return [t for t in self._within(allowed) if t.deferred]
 
-    def hints(self) -> builtins.list[str]:
-        return [f"{t.name}: {t.hint}" for t in self._tools.values() if t.hint]
+    def hints(self, allowed: Collection[str] | None = None) -> builtins.list[str]:
+        return [f"{t.name}: {t.hint}" for t in self._within(allowed) if t.hint]
+
+    def _within(self, allowed: Collection[str] | None) -> builtins.list[Tool]:
+        tools = self._tools.values()
+        return [t for t in tools if allowed is None or t.name in allowed]
 
 
 def enabled(name: str, config: Config) -> bool:

@@ -75,7 +75,7 @@ async def run_in_sandbox(
             workspace=workspace,
             timeout=timeout,
             ro_files=ro_files or [],
-            inbox=_inbox(ctx.home, workspace),
+            inbox=_inbox(ctx.config.inbox_dir(ctx.chat_id), workspace),
             on_line=ctx.progress,
         )
     except SandboxError as exc:
@@ -88,14 +88,13 @@ async def run_in_sandbox(
     return reported
 
 
-def _inbox(home: Path, workspace: Path) -> Path | None:
-    """The owner's documents folder, to show read-only at `inbox/` in the workspace; None
-    before the first document, or when the chat keeps something else under that name (the
-    mount would fail)."""
+def _inbox(inbox: Path, workspace: Path) -> Path | None:
+    """The chat's own documents folder (a guest's chat never sees the owner's), to show
+    read-only at `inbox/` in the workspace; None before the first document, or when the chat
+    keeps something else under that name (the mount would fail)."""
     mount_point = workspace / "inbox"
     if mount_point.is_symlink() or (mount_point.exists() and not mount_point.is_dir()):
         return None
-    inbox = home / "inbox"
     return inbox if inbox.is_dir() and not inbox.is_symlink() else None
 
 
@@ -123,8 +122,8 @@ async def sandbox_exec(
     ] = None,
 ) -> ToolResult:
     """Run shell commands in the chat's isolated Linux sandbox. Its /workspace persists per
-    chat, the owner's documents are read-only in inbox/, and there is no network unless the
-    owner enabled it."""
+    chat, the documents sent in this chat are read-only in inbox/, and there is no network
+    unless the owner enabled it."""
     if not command.strip():
         return ToolResult.error("command is empty")
     limit = sandbox_timeout(ctx.config, timeout)

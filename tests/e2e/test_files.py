@@ -64,7 +64,7 @@ async def test_owner_sends_a_document_the_model_reads_it_and_sends_back_a_worksp
     assert read.startswith('<untrusted_content source="files">')
     assert NOTE.decode() in read and "notes.txt (43 bytes)" in read
     assert made.startswith("exit code: 0")
-    assert "workspace/chart.png (71 bytes) goes to the owner as a photo." in sent
+    assert "workspace/chart.png (71 bytes) goes to this chat as a photo." in sent
     await bot.telegram.wait_for("sendPhoto", timeout=10)
     (photo,) = [m for m in bot.telegram.messages(OWNER) if "photo_bytes" in m]
     workspace = bot.home / "workspaces" / workspace_name(str(OWNER))
@@ -123,7 +123,7 @@ async def test_read_of_a_binary_gives_type_and_size(home: Path) -> None:
     (home / "inbox" / "blob.bin").write_bytes(b"\0\1\2" * 10)
     photo = await call(home, action="read", path="inbox/photo.jpg")
     assert photo.output == (
-        "inbox/photo.jpg: image/jpeg, 100 bytes (not text; `send` delivers it to the owner)"
+        "inbox/photo.jpg: image/jpeg, 100 bytes (not text; `send` delivers it to this chat)"
     )
     blob = await call(home, action="read", path="inbox/blob.bin")
     assert "application/octet-stream, 30 bytes" in blob.output
@@ -173,15 +173,17 @@ async def test_a_long_pdf_is_cut_and_says_so(home: Path) -> None:
     assert result.output.endswith("[cut: only the first 100 kB of text shown]")
 
 
-async def test_send_a_document_and_refuse_other_chats(home: Path) -> None:
+async def test_send_a_document_and_never_another_chats(home: Path) -> None:
     (workspace(home) / "report.csv").write_text("a,b\n1,2\n")
     result = await call(home, action="send", path="workspace/report.csv")
     assert result.success and result.output.endswith("as a document.")
     (artifact,) = result.artifacts
     assert (artifact.type, artifact.name, artifact.content) == ("file", "report.csv", b"a,b\n1,2\n")
 
-    group = await call(home, chat="-100123", action="send", path="inbox")
-    assert not group.success and "owner's own chat only" in group.output
+    # A group has its own inbox: the owner's documents are not in it, so not sent there.
+    (home / "inbox" / "bank.txt").write_text("the owner's")
+    group = await call(home, chat="-100123", action="send", path="inbox/bank.txt")
+    assert not group.success and not group.artifacts, group.output
 
 
 @pytest.mark.parametrize(

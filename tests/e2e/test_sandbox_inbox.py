@@ -18,7 +18,9 @@ __all__ = ["home"]  # the fixture, reused
 
 
 async def test_sent_document_is_readable_in_the_sandbox_and_not_writable(home: Path) -> None:
-    saved = await save_to_inbox(home, b"quarterly figures: 42\n", "20260101-120000-report.txt")
+    saved = await save_to_inbox(
+        home / "inbox", b"quarterly figures: 42\n", "20260101-120000-report.txt"
+    )
     config = make_config(home)
 
     async def run(command: str) -> Any:
@@ -45,7 +47,7 @@ async def test_a_file_named_inbox_in_the_workspace_keeps_the_sandbox_working(
     home: Path,
 ) -> None:
     """A chat that made its own `inbox` file before must still run commands."""
-    await save_to_inbox(home, b"x", "a.txt")
+    await save_to_inbox(home / "inbox", b"x", "a.txt")
     config = make_config(home)
     sandbox = BwrapSandbox(config.sandbox)
     (workspace_for(home, "chat-a", sandbox) / "inbox").write_text("mine")

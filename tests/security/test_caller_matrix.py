@@ -33,6 +33,7 @@ from tests.fakes.model import ScriptedModel, answer, call
 from tests.security.owner import Owner, settled
 
 TOKEN = "PROBE-OUTSIDE-TEXT"
+GUEST = "2"  # an allowed user who is not the owner
 probes_run: list[str] = []  # the origin chain of each probe call that ran
 readings: list[bool] = []  # whether each probe call's caller had a reading
 fetched: list[str] = []  # each URL the fetcher fetched
@@ -101,6 +102,13 @@ def made(steps: list[Step]) -> list[Any]:
 async def chat(w: World, steps: list[Step], scoped: bool) -> None:
     w.script(*made(steps), answer("done"))
     await w.core.agent.handle("1", "go", tools={"datetime"} if scoped else None)
+
+
+async def guest(w: World, steps: list[Step], scoped: bool) -> None:
+    # Another allowed user's private chat (docs/security.md, "Guests"): the gates hold there
+    # as in the owner's, whose approval the guest's calls wait for.
+    w.script(*made(steps), answer("done"))
+    await w.core.agent.handle(GUEST, "go", tools={"datetime"} if scoped else None)
 
 
 def snippet(steps: list[Step]) -> str:
@@ -228,6 +236,7 @@ async def dashboard(w: World, steps: list[Step], scoped: bool) -> None:
 
 PATHS = {
     "chat": Path_("chat", chat, chatting=True),
+    "guest": Path_("chat", guest, chatting=True),
     "code": Path_("chat>code", code, code_toml, chatting=True),
     "batch": Path_("chat>batch", batch, chatting=True),
     "background": Path_("chat>background", background, chatting=True),
@@ -266,7 +275,7 @@ async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World
     opened = Cores()
 
     async def make(toml: str) -> World:
-        (tmp_path / "augure.toml").write_text("[telegram]\nallowed_users = [1]\n" + toml)
+        (tmp_path / "augure.toml").write_text(f"[telegram]\nallowed_users = [1, {GUEST}]\n{toml}")
         owner, model = Owner(), ScriptedModel()
         core = await opened.open(
             load_config(home=tmp_path),
@@ -382,4 +391,4 @@ async def test_every_gate_holds_on_every_caller_path(
 
 
 def test_the_matrix_covers_every_caller_and_gate() -> None:
-    assert len(PATHS) >= 13 and len(GATES) >= 10
+    assert len(PATHS) >= 14 and len(GATES) >= 10

@@ -169,3 +169,24 @@ def test_a_bad_secret_value_is_never_echoed(tmp_path: Path) -> None:
         load_config(home=tmp_path)
     assert "tools.github.token" in str(caught.value)
     assert "ghp_secretvalue123" not in str(caught.value)
+
+
+def test_the_owner_is_telegram_owner_else_the_first_allowed_user(tmp_path: Path) -> None:
+    (tmp_path / "augure.toml").write_text("[telegram]\nallowed_users = [11, 22]\n")
+    first = load_config(home=tmp_path)
+    assert first.owner_chat == "11"
+    assert not first.guest_chat("11") and first.guest_chat("22") and first.guest_chat("-100")
+    assert not first.guest_chat(None) and not first.guest_chat("job:daily")
+    assert first.inbox_dir("11") == tmp_path / "inbox"
+    assert first.inbox_dir("22") == tmp_path / "inboxes" / "22"
+
+    (tmp_path / "augure.toml").write_text("[telegram]\nallowed_users = [11, 22]\nowner = 22\n")
+    chosen = load_config(home=tmp_path)
+    assert chosen.owner_chat == "22" and chosen.guest_chat("11") and not chosen.guest_chat("22")
+    assert chosen.inbox_dir("22") == tmp_path / "inbox"
+
+
+def test_an_owner_who_is_not_allowed_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "augure.toml").write_text("[telegram]\nallowed_users = [11]\nowner = 33\n")
+    with pytest.raises(ConfigError, match="owner must be one of allowed_users"):
+        load_config(home=tmp_path)

@@ -13,7 +13,15 @@ from augure.store.archive import Archive, Window
 from augure.store.connection import Database
 from augure.store.migrations import MIGRATIONS
 from augure.store.state import Store
-from augure.store.words import FORGOTTEN, TABLES, Kept, Wiped, forget_chat, forget_entry
+from augure.store.words import (
+    FILES,
+    FORGOTTEN,
+    TABLES,
+    Kept,
+    Wiped,
+    forget_chat,
+    forget_entry,
+)
 
 
 async def _tables(path: Path, migrations: Sequence[str]) -> set[str]:
@@ -98,3 +106,23 @@ async def test_words_deleted_before_secure_delete_was_on_are_gone_after_a_forget
     finally:
         await store.close()
     assert b"quasarlemon" not in _raw(tmp_path)
+
+
+async def test_forgetting_a_guest_chat_removes_its_inbox_and_workspace(tmp_path: Path) -> None:
+    """A guest's documents (inboxes/CHAT) and the chat's working files (workspaces/CHAT) are
+    the chat's own: forgetting the chat removes them, and nobody else's."""
+    for chat in ("42", "43"):
+        (tmp_path / "inboxes" / chat).mkdir(parents=True)
+        (tmp_path / "inboxes" / chat / "plan.txt").write_text(f"plan of {chat}")
+        (tmp_path / "workspaces" / chat).mkdir(parents=True)
+        (tmp_path / "workspaces" / chat / "notes.md").write_text(f"notes of {chat}")
+    store = await Store.open(tmp_path / "state.db")
+    try:
+        await forget_chat(store.db, tmp_path, "42")
+    finally:
+        await store.close()
+    assert not (tmp_path / "inboxes" / "42").exists()
+    assert not (tmp_path / "workspaces" / "42").exists()
+    assert (tmp_path / "inboxes" / "43" / "plan.txt").read_text() == "plan of 43"
+    assert (tmp_path / "workspaces" / "43" / "notes.md").read_text() == "notes of 43"
+    assert isinstance(FILES["inboxes"], Wiped) and isinstance(FILES["workspaces"], Wiped)

@@ -42,11 +42,11 @@ class TelegramApprover:
         self.bot = delivery.bot
 
     def _chat_for(self, request: ApprovalRequest) -> int:
-        """A private chat asks there. A group turn, a job or a skill asks the owner privately:
-        buttons in a group would show the call to everyone (Telegram gives groups negative
-        ids, private chats the user's positive id)."""
+        """The owner's private chat asks there. A group turn, a guest's, a job or a skill asks
+        the owner privately: buttons in a group would show the call to everyone, and a guest is
+        not the owner (Telegram gives groups negative ids, private chats the user's id)."""
         chat = request.chat_id or ""
-        if chat.isdigit():
+        if chat.isdigit() and not self.config.guest_chat(chat):
             return int(chat)
         owner = self.config.owner_chat
         if owner is None:
@@ -60,8 +60,14 @@ class TelegramApprover:
         if chat_id < 0:
             raise LookupError("approval requests are never posted outside a private chat")
         arguments = arguments_text(request.arguments)
+        # Not the owner's own asking: where it was asked, on the first line.
+        where = (
+            f", asked in guest chat {request.chat_id}"
+            if self.config.guest_chat(request.chat_id)
+            else ""
+        )
         header = (
-            f"🔐 <b>Approval needed</b> ({html.escape(request.origin)})\n"
+            f"🔐 <b>Approval needed</b> ({html.escape(request.origin)}{where})\n"
             f"Tool: <code>{html.escape(request.tool)}</code>"
         )
         if len(arguments) <= INLINE_ARGUMENTS_LIMIT:
@@ -141,6 +147,9 @@ async def on_button(front: Front, update: Update, context: ContextTypes.DEFAULT_
     invocation_id, _, choice = rest.partition(":")
     if kind != "ap" or choice not in CHOICES:
         await query.answer("Unknown button.")
+        return
+    if str(query.from_user.id) != front.config.owner_chat:  # a guest's forged press
+        await query.answer("Only the owner decides.", show_alert=True)
         return
     decision, always, in_chat = CHOICES[choice]
     by = f"telegram:{query.from_user.id}"

@@ -327,13 +327,13 @@ class TelegramBot:
     async def _photo(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        content = await photo_content(message, self.config.home)
+        content = await photo_content(message, self.config)
         await self._take(update, content, message.media_group_id)
 
     async def _document(self, update: Update, context: Context) -> None:
         message = update.effective_message
         assert message is not None
-        content = await document_text(message, self.config.home)
+        content = await document_text(message, self.config)
         await self._take(update, content, message.media_group_id)
 
     async def _voice(self, update: Update, context: Context) -> None:

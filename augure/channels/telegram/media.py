@@ -14,9 +14,14 @@ from telegram import Message
 
 from augure.channels.telegram.delivery import Delivery
 from augure.common.ports import Attachment
+from augure.config.settings import Config
 
 CAPTION_LIMIT = 1024
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+# A sender's name as the model reads it: the user chose it, so it is kept short and on one
+# line, without the brackets that frame the note.
+NAME_LIMIT = 40
+UNSAFE_IN_NAME = re.compile(r"[\[\]\s]+")
 
 
 def inbox_name(original: str | None, fallback: str) -> str:
@@ -26,20 +31,31 @@ def inbox_name(original: str | None, fallback: str) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{cleaned[:80]}"
 
 
-async def save_to_inbox(home: Path, data: bytes, name: str) -> Path:
-    inbox = home / "inbox"
+async def save_to_inbox(inbox: Path, data: bytes, name: str) -> Path:
+    """Into the chat's own inbox (`Config.inbox_dir`): a guest's documents never land in the
+    owner's."""
     inbox.mkdir(parents=True, exist_ok=True)
     path = inbox / name
     path.write_bytes(data)
     return path
 
 
-async def photo_content(message: Message, home: Path) -> list[dict[str, Any]]:
+def sender(message: Message, config: Config) -> str:
+    """Who sent it, as the note to the model says: the owner, or the guest by name."""
+    user = message.from_user
+    if user is None or str(user.id) == config.owner_chat:
+        return "The owner"
+    name = UNSAFE_IN_NAME.sub(" ", user.full_name).strip()[:NAME_LIMIT].strip()
+    return f"{name or 'Someone'} (a guest)"
+
+
+async def photo_content(message: Message, config: Config) -> list[dict[str, Any]]:
     """The model's content for a photo: the caption and the image itself."""
     largest = message.photo[-1]
     data = bytes(await (await largest.get_file()).download_as_bytearray())
-    saved = await save_to_inbox(home, data, inbox_name(None, f"photo-{largest.file_unique_id}.jpg"))
-    caption = message.caption or "The owner sent this photo."
+    name = inbox_name(None, f"photo-{largest.file_unique_id}.jpg")
+    saved = await save_to_inbox(config.inbox_dir(str(message.chat_id)), data, name)
+    caption = message.caption or f"{sender(message, config)} sent this photo."
     encoded = base64.b64encode(data).decode()
     return [
         {"type": "text", "text": f"{caption}\n[photo saved as inbox/{saved.name}]"},
@@ -47,16 +63,17 @@ async def photo_content(message: Message, home: Path) -> list[dict[str, Any]]:
     ]
 
 
-async def document_text(message: Message, home: Path) -> str:
+async def document_text(message: Message, config: Config) -> str:
     document = message.document
     assert document is not None
     data = bytes(await (await document.get_file()).download_as_bytearray())
-    saved = await save_to_inbox(home, data, inbox_name(document.file_name, "document"))
+    name = inbox_name(document.file_name, "document")
+    saved = await save_to_inbox(config.inbox_dir(str(message.chat_id)), data, name)
     lines = [message.caption or "", ""] if message.caption else []
     lines.append(
-        f"[The owner sent a document: {document.file_name or 'unnamed'} ({len(data)} bytes, "
-        f"{document.mime_type or 'unknown type'}), saved as inbox/{saved.name}; "
-        "read it with the files tool.]"
+        f"[{sender(message, config)} sent a document: {document.file_name or 'unnamed'} "
+        f"({len(data)} bytes, {document.mime_type or 'unknown type'}), "
+        f"saved as inbox/{saved.name}; read it with the files tool.]"
     )
     return "\n".join(lines)
 
