@@ -10,10 +10,12 @@ the owner gave in this chat. docs/security.md ("Who asked") walks through every 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
+from typing import Literal
+
+from augure.common import links
 
 SEPARATOR = ">"
 
@@ -39,11 +41,30 @@ class Grants:
         return len(self._allowed)
 
 
+# What kind of thing offered a link: the owner's words, a trusted result read before any
+# outside content, a page (a web page, a document, an MCP result), a search listing, or a
+# message (a mail, someone else's chat message, an invitation, a forwarded message).
+Offer = Literal["owner", "trusted", "page", "listing", "message"]
+OUTSIDE_KINDS: tuple[Offer, ...] = ("page", "listing", "message")
+
+
+@dataclass(frozen=True)
+class _Result:
+    text: str
+    source: str | None
+    kind: Offer
+    failed: bool
+
+
 class Reading:
     """What one unit of work (a turn, with its background work, snippets and subagents) has
-    read: the outside sources, from the results' provenance, and the texts a link may be
-    taken from verbatim. Live and shared like `Grants`: a page read by one call taints the
-    next call of the same unit (docs/security.md, "No leak after outside content")."""
+    read: the outside sources, from the results' provenance, and the links each kind of
+    result offered. Live and shared like `Grants`: a page read by one call taints the next
+    call of the same unit (docs/security.md, "No leak after outside content").
+
+    Provenance, not text, decides what a link is: after the first outside result, a
+    trusted result (a memory file read back, a recall, a local file) offers nothing, and an
+    error result never does, so text the model wrote cannot come back as given."""
 
     def __init__(
         self,
@@ -53,9 +74,23 @@ class Reading:
     ) -> None:
         self.owner = list(owner)  # what the owner wrote: their links are their own choice
         self.sources: set[str] = set(sources)  # outside sources read so far
-        self.trusted: list[str] = []  # results with no outside content
+        self.trusted: list[str] = []  # trusted results read before any outside content
         self.outside: list[tuple[str, str]] = []  # results from outside, with their source
-        self.fetches = 0  # fetches to hosts named only in outside content
+        # Fetches to hosts named only in outside content, each weighed by how much its
+        # choice could say (leaks.py); compared with `[approval] untrusted_fetches`.
+        self.fetches: float = 0
+        self.offers: dict[str, set[Offer]] = {}  # link (compared form) -> who offered it
+        self.sent: set[str] = set()  # links this unit's calls already sent out
+        self._outside_seen = bool(self.sources)
+        self._queued: list[_Result] = []
+        # Found once and kept while the texts they come from stay as they are.
+        self._named: tuple[int, int, frozenset[str]] = (-1, -1, frozenset())
+        self._linked: tuple[int, int, frozenset[str], frozenset[str]] = (
+            -1,
+            -1,
+            frozenset(),
+            frozenset(),
+        )
         # Reads what came before the unit (its conversation) when first asked: most turns
         # never make a call the check looks at, and need not scan their history.
         self._earlier = earlier
@@ -64,40 +99,103 @@ class Reading:
         if self._earlier is not None:
             earlier, self._earlier = self._earlier, None
             earlier(self)
+            queued, self._queued = self._queued, []
+            for result in queued:  # what the unit read meanwhile came after its history
+                self._take(result)
 
     @property
     def tainted(self) -> bool:
         self._caught_up()
         return bool(self.sources)
 
-    def read(self, text: str, source: str | None) -> None:
-        """A result this unit received, with its provenance."""
-        if source is None:
-            self.trusted.append(text)
-        else:
+    def read(
+        self, text: str, source: str | None, kind: Offer = "page", *, failed: bool = False
+    ) -> None:
+        """A result this unit received, with its provenance: `source` names the outside
+        content (None: trusted), `kind` what offered its links, `failed` an error result."""
+        if source is not None:
             self.sources.add(source)
-            self.outside.append((text, source))
+        result = _Result(text, source, kind, failed)
+        if self._earlier is not None:
+            self._queued.append(result)  # in order, after the history, once that is read
+        else:
+            self._take(result)
+
+    def _take(self, result: _Result) -> None:
+        if result.source is None:
+            if not result.failed and not self._outside_seen:
+                self.trusted.append(result.text)
+            return
+        self._outside_seen = True
+        self.outside.append((result.text, result.source))
+        if result.failed:
+            return  # an error repeats what it was given: it offers nothing
+        for offered in links.written_in(result.text):
+            self.offers.setdefault(offered, set()).add(result.kind)
+
+    def sent_out(self, texts: Iterable[str]) -> None:
+        """The texts a call that ran sent out: the links among them may go again unasked."""
+        for text in texts:
+            sent = links.link(text) if text else None
+            if sent is not None:
+                self.sent.add(sent)
+
+    def offered_by(self, link: str) -> set[Offer]:
+        """Who offered this link (in its compared form), exactly as written: the owner, a
+        trusted result read before any outside content, or kinds of outside results."""
+        self._caught_up()
+        found = set(self.offers.get(link, ()))
+        owner, trusted = self._links_given()
+        if link in owner:
+            found.add("owner")
+        if link in trusted:
+            found.add("trusted")
+        return found
 
     def chosen_by_owner(self, text: str) -> bool:
+        """Words the owner wrote (not a link: links are compared whole, `offered_by`)."""
         self._caught_up()
         return any(text in said for said in self.owner)
 
-    def given(self, text: str) -> bool:
-        """Found verbatim in what the owner wrote or in a result of this unit."""
+    def echoes_outside(self, text: str) -> bool:
+        """Found verbatim in outside content: sending it back tells no one anything new,
+        except by which part of it was chosen."""
         self._caught_up()
-        seen = (*self.owner, *self.trusted, *(found for found, _ in self.outside))
-        return any(text in one for one in seen)
+        return any(text in found for found, _ in self.outside)
 
-    def listed(self, text: str, source: str) -> bool:
-        """Found verbatim in a result from `source` (a search listing)."""
+    def copied_from_trusted(self, text: str) -> bool:
         self._caught_up()
-        return any(text in found for found, where in self.outside if where == source)
+        return any(text in found for found in self.trusted)
 
     def named_outside_only(self, host: str) -> bool:
         """A host that only outside content names (not the owner, not a trusted result)."""
         self._caught_up()
-        named = re.compile(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", re.IGNORECASE)
-        return not any(named.search(seen) for seen in (*self.owner, *self.trusted))
+        owner, trusted = len(self.owner), len(self.trusted)
+        if self._named[:2] != (owner, trusted):
+            named: set[str] = set()
+            for text in (*self.owner, *self.trusted):
+                named |= links.hosts_named_in(text)
+            self._named = (owner, trusted, frozenset(named))
+        return host.lower() not in self._named[2]
+
+    def choices(self) -> int:
+        """How many links outside pages offered to hosts only outside content names: the
+        choice each counted fetch makes among them (leaks.py weighs it)."""
+        self._caught_up()
+        return sum(
+            1
+            for offered, kinds in self.offers.items()
+            if "page" in kinds and self.named_outside_only(links.host(offered))
+        )
+
+    def _links_given(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The links the owner wrote, and those trusted results read before any outside
+        content gave."""
+        if self._linked[:2] != (len(self.owner), len(self.trusted)):
+            owner = frozenset(found for said in self.owner for found in links.written_in(said))
+            trusted = frozenset(found for text in self.trusted for found in links.written_in(text))
+            self._linked = (len(self.owner), len(self.trusted), owner, trusted)
+        return self._linked[2], self._linked[3]
 
 
 @dataclass(frozen=True)

@@ -173,8 +173,10 @@ DESCRIPTIONS: dict[str, str] = {
     "mcp.servers.*.enabled": "false: not started",
     "mcp.servers.*.deferred": "list the tools by name; schemas sent after load_tools",
     "mcp.servers.*.read_only_tools": "tools that only read; every other tool asks first",
-    "mcp.servers.*.network_tools": "tools that send their arguments over the network: "
-    "after outside content, composed arguments ask first",
+    "mcp.servers.*.local_tools": "read-only tools that send their arguments nowhere: not "
+    "checked after outside content (every other read-only tool is)",
+    "mcp.servers.*.network_tools": "no longer needed (every read-only tool not in "
+    "local_tools is checked); kept so older files load",
     "mcp.servers.*.timeout_seconds": "seconds per call and for the start",
     "agents": "Subagents the task tool runs, each in a fresh context: [agents.NAME].",
     "agents.default": "agent of a task call naming none; unset = the first one listed",

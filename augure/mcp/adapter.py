@@ -85,7 +85,9 @@ def adapt(server: McpServer, listed: ListedTool) -> McpTool:
         approval=Approval(
             egress=Egress.READ_ONLY if read_only else Egress.WRITE,
             target=lambda _arguments: f"mcp.{server.name}.{listed.name}",
-            leaves=_strings if listed.name in settings.network_tools else None,
+            # A read-only tool may send what it is given anywhere (a fetcher, a search): all
+            # of it is checked after outside content, unless the owner says it stays local.
+            leaves=_strings if read_only and listed.name not in settings.local_tools else None,
         ),
         running=Running(timeout=settings.timeout_seconds),
         untrusted=True,
@@ -95,7 +97,7 @@ def adapt(server: McpServer, listed: ListedTool) -> McpTool:
 
 
 def _strings(arguments: Any) -> list[str]:
-    """Every text a network-reading tool is given: any of them may travel in its request."""
+    """Every text a read-only tool is given: any of them may travel in its request."""
     found: list[str] = []
 
     def walk(value: Any) -> None:

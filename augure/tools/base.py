@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from augure.approval.rules import literal
-from augure.common.caller import Caller
+from augure.common.caller import Caller, Offer
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 
 __all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult"]
@@ -231,6 +231,10 @@ class Tool:
     # Output may pass on another tool's outside content (a saved output, a snippet's or a
     # skill's result): whatever is derived from it stays marked (e.g. a history summary).
     relays: bool = False
+    # What its outside results are, as provenance: "page" (a web page, a document, an MCP
+    # result), "listing" (search results) or "message" (a mail, an invitation): a link only
+    # a message offered is not followed unasked (docs/security.md).
+    offers: Offer = "page"
 
     def __post_init__(self) -> None:
         # A tool written as an async generator (however it was built) runs as a coroutine,
@@ -359,13 +363,14 @@ def tool(
     deferred: bool = False,
     untrusted: bool = False,
     relays: bool = False,
+    offers: Offer = "page",
 ) -> Callable[[ToolFunction | StepsFunction], Tool]:
     """Declare a tool from `async def f(ctx: RunContext, a: int, b: str = "x") -> ...`.
 
     The docstring is the description; `Annotated[T, Field(description=...)]` documents a
     parameter. Everything after `ctx` becomes the JSON schema the model sees. The keywords
     are the fields of `Approval` (risk … preview), of `Running` (timeout … background) and
-    of `Tool` (check … relays). An async generator function is a stateful tool (`mode`
+    of `Tool` (check … offers). An async generator function is a stateful tool (`mode`
     unless given): each `str` it yields is a progress line, and the `ToolResult` it yields
     last is its result.
     """
@@ -387,6 +392,7 @@ def tool(
             deferred=deferred,
             untrusted=untrusted,
             relays=relays,
+            offers=offers,
         )
 
     return wrap
