@@ -76,10 +76,10 @@ DESCRIPTIONS: dict[str, str] = {
     "approval": "Approval of write and high-risk tool calls.",
     "approval.enabled": "false only in a trusted lab: writes then run without asking",
     "approval.timeout_seconds": "no answer in time = rejected",
-    "approval.after_untrusted": "ask: after outside content, a fetch whose URL the model "
-    "composed asks first; off: never",
-    "approval.untrusted_fetches": "links to sites only outside content named, followed "
-    "unasked per turn",
+    "approval.after_untrusted": "ask: after outside content, a call sending what the model "
+    "composed (a URL, a header, an MCP argument) asks first; off: never",
+    "approval.untrusted_fetches": "links to sites only outside content named (and clicks, "
+    "typed text) followed unasked per turn; a choice among more than 256 links weighs more",
     "memory": "Markdown memory files.",
     "memory.path": "folder; unset = $AUGURE_HOME/memory",
     "memory.max_prompt_tokens": "how much memory goes into the system prompt",
