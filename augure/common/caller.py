@@ -10,6 +10,7 @@ the owner gave in this chat. docs/security.md ("Who asked") walks through every 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -79,7 +80,9 @@ class Reading:
         # Fetches to hosts named only in outside content, each weighed by how much its
         # choice could say (leaks.py); compared with `[approval] untrusted_fetches`.
         self.fetches: float = 0
-        self.offers: dict[str, set[Offer]] = {}  # link (compared form) -> who offered it
+        self._offers: dict[str, set[Offer]] = {}  # link (compared form) -> who offered it
+        self._unscanned: list[tuple[str, Offer]] = []  # outside results not yet scanned
+        self._pages_per_host: Counter[str] = Counter()  # links pages offered, by host
         self.sent: set[str] = set()  # links this unit's calls already sent out
         self._outside_seen = bool(self.sources)
         self._queued: list[_Result] = []
@@ -128,10 +131,21 @@ class Reading:
             return
         self._outside_seen = True
         self.outside.append((result.text, result.source))
-        if result.failed:
-            return  # an error repeats what it was given: it offers nothing
-        for offered in links.written_in(result.text):
-            self.offers.setdefault(offered, set()).add(result.kind)
+        if not result.failed:  # an error repeats what it was given: it offers nothing
+            self._unscanned.append((result.text, result.kind))
+
+    def _scanned(self) -> dict[str, set[Offer]]:
+        """The links outside results offered, found when a call first needs them: most
+        units read pages and never send anything the check looks at."""
+        self._caught_up()
+        for text, kind in self._unscanned:
+            for offered in links.written_in(text):
+                kinds = self._offers.setdefault(offered, set())
+                if kind == "page" and "page" not in kinds:
+                    self._pages_per_host[links.host(offered)] += 1
+                kinds.add(kind)
+        self._unscanned.clear()
+        return self._offers
 
     def sent_out(self, texts: Iterable[str]) -> None:
         """The texts a call that ran sent out: the links among them may go again unasked."""
@@ -143,8 +157,7 @@ class Reading:
     def offered_by(self, link: str) -> set[Offer]:
         """Who offered this link (in its compared form), exactly as written: the owner, a
         trusted result read before any outside content, or kinds of outside results."""
-        self._caught_up()
-        found = set(self.offers.get(link, ()))
+        found = set(self._scanned().get(link, ()))
         owner, trusted = self._links_given()
         if link in owner:
             found.add("owner")
@@ -181,12 +194,8 @@ class Reading:
     def choices(self) -> int:
         """How many links outside pages offered to hosts only outside content names: the
         choice each counted fetch makes among them (leaks.py weighs it)."""
-        self._caught_up()
-        return sum(
-            1
-            for offered, kinds in self.offers.items()
-            if "page" in kinds and self.named_outside_only(links.host(offered))
-        )
+        self._scanned()
+        return sum(n for host, n in self._pages_per_host.items() if self.named_outside_only(host))
 
     def _links_given(self) -> tuple[frozenset[str], frozenset[str]]:
         """The links the owner wrote, and those trusted results read before any outside

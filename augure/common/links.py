@@ -21,6 +21,10 @@ _SCHEMELESS = re.compile(
     r"|\d{1,3}(?:\.\d{1,3}){3})(?::\d{1,5})?(?:[/?#]\S*)?"
 )
 # A host as a text names it: a dotted word, whole.
+# A link urlsplit would take apart the plain way: scheme, a host of name characters, maybe a
+# port, then the rest as written.
+_SIMPLE = re.compile(r"(?i)(https?)://([a-z0-9.-]+)(?::(\d{1,5}))?([/?#][^\s]*)?")
+_BRACKETS = re.compile(r"[()\[\]{}]")
 _HOST = re.compile(r"(?i)(?<![\w.-])[a-z0-9-]+(?:\.[a-z0-9-]+)+(?![\w-])")
 _TRAILING = ".,;:!?'\"*_"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -30,10 +34,20 @@ def link(text: str) -> str | None:
     """The text as a link in its compared form (`host[:port]/path?query#fragment`), or None
     when it is not one (a word, a `data:` address, any other scheme)."""
     text = text.strip()
+    simple = _SIMPLE.fullmatch(text)
+    if simple is not None:  # most links: no credentials, no IPv6, a plain port
+        scheme, place, port, rest = simple.groups()
+        host = place.lower().rstrip(".")
+        if not host or (port is not None and int(port) > 65535):
+            return None
+        if port is not None and int(port) != _DEFAULT_PORTS[scheme.lower()]:
+            host += f":{int(port)}"
+        rest = rest or "/"
+        return host + ("/" + rest if rest[0] in "?#" else rest)
     if not re.match(r"(?i)https?://", text):
         if not _SCHEMELESS.fullmatch(text):
             return None
-        text = "http://" + text
+        return link("http://" + text)
     try:
         parts = urlsplit(text)
         port = parts.port
@@ -73,6 +87,9 @@ def written_in(text: str) -> Iterator[str]:
 def _balanced(token: str) -> str:
     """The token up to a closing bracket it did not open: Markdown's `[text](url)[next]`
     ends the link at its `)`, while `/wiki/Foo_(bar)` keeps its own."""
+    if "(" not in token:  # the usual case: up to the first bracket, if any
+        found = _BRACKETS.search(token)
+        return token if found is None else token[: found.start()]
     depth = 0
     for index, char in enumerate(token):
         if char == "(":
