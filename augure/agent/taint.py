@@ -3,9 +3,9 @@
 The model sees the whole conversation, so a page read three turns ago still steers it: the
 turn starts from the conversation's tool results, with their provenance (the tools that made
 them) and what kind of thing each was (a page, a listing, a message), its summary's sources,
-and what the owner wrote. A result shown as an error (`Error: ...`) offers no link. A turn
-that reports background work reads that work's result as outside content, not as the
-owner's words.
+and what the owner wrote. A result shown as an error (`Error: ...`), or relayed from others,
+offers no link. A turn that reports background work reads that work's result as outside
+content, not as the owner's words.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from augure.agent import history
 from augure.common.caller import Reading
-from augure.tools.registry import ToolRegistry, brings_outside, offered_by
+from augure.tools.registry import ToolRegistry, brings_outside
 from augure.tools.result import ERROR, MARKED, OPENED, UNTRUSTED_CLOSE
 
 # Marked text inside a message is by construction not the owner's: the marker cannot be
@@ -49,11 +49,12 @@ def _read(
             reading.read(text, ", ".join(summary) if summary else None)
         elif role == "tool":
             name = called.get(message.get("tool_call_id", ""), "?")
+            tool = registry.get(name)
             source = name if brings_outside(registry, name) else None
-            relayed = OPENED.match(text)
-            kind = offered_by(registry, name, relayed.group(1) if relayed else source)
+            kind = tool.offers if tool is not None else "page"
             failed = _unmarked(text).startswith(ERROR)
-            reading.read(text, source, kind, failed=failed)
+            relayed = tool is None or tool.relays
+            reading.read(text, source, kind, failed=failed, relayed=relayed)
         elif role == "user" and index == len(messages) - 1 and asked_from is not None:
             reading.read(text, asked_from)
         elif role == "user" and UNTRUSTED_CLOSE not in text:  # most are: no pattern to run

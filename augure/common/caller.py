@@ -55,6 +55,7 @@ class _Result:
     source: str | None
     kind: Offer
     failed: bool
+    own: tuple[str, ...] = ()
 
 
 class Reading:
@@ -81,7 +82,7 @@ class Reading:
         # choice could say (leaks.py); compared with `[approval] untrusted_fetches`.
         self.fetches: float = 0
         self._offers: dict[str, set[Offer]] = {}  # link (compared form) -> who offered it
-        self._unscanned: list[tuple[str, Offer]] = []  # outside results not yet scanned
+        self._unscanned: list[_Result] = []  # outside results not yet scanned
         self._pages_per_host: Counter[str] = Counter()  # links pages offered, by host
         self.sent: set[str] = set()  # links this unit's calls already sent out
         self._outside_seen = bool(self.sources)
@@ -112,13 +113,23 @@ class Reading:
         return bool(self.sources)
 
     def read(
-        self, text: str, source: str | None, kind: Offer = "page", *, failed: bool = False
+        self,
+        text: str,
+        source: str | None,
+        kind: Offer = "page",
+        *,
+        failed: bool = False,
+        relayed: bool = False,
+        own: Iterable[str] = (),
     ) -> None:
         """A result this unit received, with its provenance: `source` names the outside
-        content (None: trusted), `kind` what offered its links, `failed` an error result."""
+        content (None: trusted), `kind` what offered its links, `failed` an error result,
+        `relayed` one made of others' results or of model-written text (a batch, a snippet's
+        output, a subagent's answer), `own` the texts of the call that made it. Neither an
+        error, nor a relayed result, nor a call's own words offer a link."""
         if source is not None:
             self.sources.add(source)
-        result = _Result(text, source, kind, failed)
+        result = _Result(text, source, kind, failed or relayed, tuple(own))
         if self._earlier is not None:
             self._queued.append(result)  # in order, after the history, once that is read
         else:
@@ -132,14 +143,18 @@ class Reading:
         self._outside_seen = True
         self.outside.append((result.text, result.source))
         if not result.failed:  # an error repeats what it was given: it offers nothing
-            self._unscanned.append((result.text, result.kind))
+            self._unscanned.append(result)
 
     def _scanned(self) -> dict[str, set[Offer]]:
         """The links outside results offered, found when a call first needs them: most
         units read pages and never send anything the check looks at."""
         self._caught_up()
-        for text, kind in self._unscanned:
-            for offered in links.written_in(text):
+        for result in self._unscanned:
+            kind = result.kind
+            own = {found for text in result.own for found in _links_of(text)}
+            for offered in links.written_in(result.text):
+                if offered in own:
+                    continue
                 kinds = self._offers.setdefault(offered, set())
                 if kind == "page" and "page" not in kinds:
                     self._pages_per_host[links.host(offered)] += 1
@@ -205,6 +220,12 @@ class Reading:
             trusted = frozenset(found for text in self.trusted for found in links.written_in(text))
             self._linked = (len(self.owner), len(self.trusted), owner, trusted)
         return self._linked[2], self._linked[3]
+
+
+def _links_of(text: str) -> set[str]:
+    """The links a call's text holds: the whole text as one, and any written inside it."""
+    whole = links.link(text)
+    return {*links.written_in(text), *([whole] if whole is not None else [])}
 
 
 @dataclass(frozen=True)

@@ -333,6 +333,24 @@ def _built(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> type[BaseM
     return model if isinstance(model, type) else model()
 
 
+def strings_in(arguments: BaseModel) -> list[str]:
+    """Every text among a call's arguments, however deep."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    walk(arguments.model_dump())
+    return found
+
+
 def describe(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():

@@ -29,10 +29,10 @@ from augure.config.settings import Config
 from augure.host.secrets import Redactor
 from augure.store.audit import Audit, Rule
 from augure.tools import leaks, outputs
-from augure.tools.base import RunContext
+from augure.tools.base import RunContext, strings_in
 from augure.tools.call import Call, Finish, Gate, Started, Submit, Work, parsed
 from augure.tools.limits import Limits
-from augure.tools.registry import ToolRegistry, enabled, offered_by
+from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Cut, ErrorKind, Status, ToolResult
 
 # Callers that hand a call on (the background task manager) name its parts from here.
@@ -428,8 +428,19 @@ class Executor:
         reading = call.ctx.caller.reading
         if reading is not None:
             reading.sent_out(call.leaving)
-            kind = offered_by(self.registry, call.name, result.source)
-            reading.read(result.content, result.source, kind, failed=not result.success)
+            tool = call.the_tool
+            # A result repeating the call's own words (a search's "No results for '<url>'")
+            # does not offer them, and a relayed one (a snippet's output, a subagent's
+            # answer) offers nothing: the calls inside it were read one by one, and the
+            # rest is what a model wrote.
+            reading.read(
+                result.content,
+                result.source,
+                tool.offers,
+                failed=not result.success,
+                relayed=tool.relays,
+                own=strings_in(call.arguments) if call.arguments is not None else [],
+            )
         return result
 
     async def record(self, call: Call, result: ToolResult) -> ToolResult:

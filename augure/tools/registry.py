@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from augure.tools.base import RunContext, Tool
 
 if TYPE_CHECKING:
-    from augure.common.caller import Offer
     from augure.config.settings import Config
 
 
@@ -88,26 +87,6 @@ def outside_sources(messages: Sequence[dict[str, Any]], registry: ToolRegistry) 
         for call in message.get("tool_calls") or []
     }
     return [name for name in sorted(called) if brings_outside(registry, name)]
-
-
-def offered_by(registry: ToolRegistry, name: str, source: str | None) -> Offer:
-    """What kind of thing a result of tool `name` is (its links' provenance): the tool's
-    own kind, or for a result relayed from others (a batch's, a snippet's, a subagent's,
-    `relayed_source` names them) a message's when any was a message, a listing's when all
-    were listings, a page's otherwise."""
-    tool = registry.get(name)
-    if tool is not None and tool.untrusted:
-        return tool.offers
-    relayed = source.partition(": ")[2] if source else ""
-    kinds = {_kind(registry, one.strip()) for one in relayed.split(",") if one.strip()}
-    if "message" in kinds:
-        return "message"
-    return "listing" if kinds == {"listing"} else "page"
-
-
-def _kind(registry: ToolRegistry, name: str) -> Offer:
-    tool = registry.get(name)
-    return tool.offers if tool is not None else "page"
 
 
 def brings_outside(registry: ToolRegistry, name: str) -> bool:
