@@ -216,7 +216,7 @@ class Reading:
         """The links the owner wrote, and those trusted results read before any outside
         content gave."""
         if self._linked[:2] != (len(self.owner), len(self.trusted)):
-            owner = frozenset(found for said in self.owner for found in links.written_in(said))
+            owner = frozenset(found for said in self.owner for found in links.said_in(said))
             trusted = frozenset(found for text in self.trusted for found in links.written_in(text))
             self._linked = (len(self.owner), len(self.trusted), owner, trusted)
         return self._linked[2], self._linked[3]

@@ -84,6 +84,19 @@ def written_in(text: str) -> Iterator[str]:
             yield compared
 
 
+def said_in(text: str) -> set[str]:
+    """The links a person's words give: those written in full, and each word that is a
+    place without its scheme (`example.com/docs`), as the owner types them."""
+    found = set(written_in(text))
+    for word in text.split():
+        word = _trimmed(_balanced(word.lstrip("(<[\"'")))
+        if "." in word and _SCHEMELESS.fullmatch(word):
+            compared = link(word)
+            if compared is not None:
+                found.add(compared)
+    return found
+
+
 def _balanced(token: str) -> str:
     """The token up to a closing bracket it did not open: Markdown's `[text](url)[next]`
     ends the link at its `)`, while `/wiki/Foo_(bar)` keeps its own."""

@@ -89,3 +89,11 @@ def test_the_checks_verdicts() -> None:
     assert composed is not None and "composed" in composed.why
     header = leaks.assess(reading, ["https://e.io/p", "X-Data: 4821"], settings)
     assert header is not None and header.text == "X-Data: 4821"
+
+
+def test_the_owner_may_name_a_place_without_its_scheme() -> None:
+    said = links.said_in("please read example.com/docs, and (www.news.org).")
+    assert said == {"example.com/docs", "www.news.org/"}
+    reading = Reading(owner=["please read example.com/docs"])
+    reading.read("a page", "http")
+    assert leaks.assess(reading, ["https://example.com/docs"], ApprovalConfig()) is None
