@@ -439,7 +439,7 @@ class Executor:
                 tool.offers,
                 failed=not result.success,
                 relayed=tool.relays,
-                own=strings_in(call.arguments) if call.arguments is not None else [],
+                own=strings_in(call.arguments) if result.source and result.success else [],
             )
         return result
 
