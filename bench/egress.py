@@ -43,7 +43,7 @@ def measure(name: str, text: str) -> tuple[float, float]:
     choices = reading.choices()
     print(
         f"{name:<14} {len(text) // 1000:>5} kB {len(set(offered)):>6} links "
-        f"{choices:>6} counted  weight {leaks.weight(choices):.2f}  "
+        f"{choices:>6} counted  weight {leaks.weight(choices)}  "
         f"first {first:7.2f} ms  later {later:6.3f} ms"
     )
     return first, later

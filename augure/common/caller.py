@@ -80,7 +80,7 @@ class Reading:
         self.outside: list[tuple[str, str]] = []  # results from outside, with their source
         # Fetches to hosts named only in outside content, each weighed by how much its
         # choice could say (leaks.py); compared with `[approval] untrusted_fetches`.
-        self.fetches: float = 0
+        self.fetches = 0
         self._offers: dict[str, set[Offer]] = {}  # link (compared form) -> who offered it
         self._unscanned: list[_Result] = []  # outside results not yet scanned
         self._pages_per_host: Counter[str] = Counter()  # links pages offered, by host

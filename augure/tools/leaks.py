@@ -33,8 +33,8 @@ from augure.config.settings import ApprovalConfig
 COMPOSED = "composed by the model after reading outside content"
 COUNTED = "counted"  # goes unasked within the count
 # What one unasked choice may say: among up to 2**8 links it is one fetch of the count;
-# among more (a "codebook" page listing a link for every value) it weighs more, so the
-# count bounds what the choices can spell, not only how many there are.
+# among more (a "codebook" page listing a link for every value) it weighs one more per
+# byte, so the count bounds what the choices can spell, not only how many there are.
 BITS_PER_FETCH = 8
 
 
@@ -100,9 +100,10 @@ def _judged(reading: Reading, text: str) -> str | None:
     return COUNTED
 
 
-def weight(choices: int) -> float:
-    """How many fetches of the count one choice among `choices` links is worth."""
-    return max(1.0, math.log2(max(choices, 1)) / BITS_PER_FETCH)
+def weight(choices: int) -> int:
+    """How many fetches of the count one choice among `choices` links is worth: one per
+    byte it can say (among up to 256 links one, up to 65 536 two, and so on)."""
+    return max(1, math.ceil(math.log2(max(choices, 1)) / BITS_PER_FETCH))
 
 
 def decoded(text: str) -> str:

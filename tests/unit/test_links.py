@@ -68,8 +68,9 @@ def test_what_the_unit_read_meanwhile_comes_after_its_history() -> None:
 
 
 def test_a_choice_among_many_links_weighs_more() -> None:
-    assert leaks.weight(3) == 1.0 and leaks.weight(256) == 1.0
-    assert 1.6 < leaks.weight(10_000) < 1.7
+    assert leaks.weight(1) == leaks.weight(3) == leaks.weight(256) == 1
+    assert leaks.weight(257) == leaks.weight(10_000) == leaks.weight(65_536) == 2
+    assert leaks.weight(65_537) == 3
 
 
 def test_the_checks_verdicts() -> None:
