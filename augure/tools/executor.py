@@ -29,7 +29,7 @@ from augure.config.settings import Config
 from augure.host.secrets import Redactor
 from augure.store.audit import Audit, Rule
 from augure.tools import leaks, outputs
-from augure.tools.base import RunContext, strings_in
+from augure.tools.base import RunContext
 from augure.tools.call import Call, Finish, Gate, Started, Submit, Work, parsed
 from augure.tools.limits import Limits
 from augure.tools.registry import ToolRegistry, enabled
@@ -230,8 +230,7 @@ class Executor:
 
     async def egress(self, call: Call) -> ToolResult | None:
         """After outside content, a call sending what the model composed (or one choice too
-        many among links only outside content named) asks the owner, whatever its egress
-        class (augure/tools/leaks.py)."""
+        many among what outside content offered) asks, whatever its egress class."""
         reading = call.ctx.caller.reading
         call.leaving = call.the_tool.approval.leaving(call.arguments)
         if call.leaving and reading is not None and self.config.approval.enabled:
@@ -427,20 +426,7 @@ class Executor:
         call sent out, which may go again unasked."""
         reading = call.ctx.caller.reading
         if reading is not None:
-            reading.sent_out(call.leaving)
-            tool = call.the_tool
-            # A result repeating the call's own words (a search's "No results for '<url>'")
-            # does not offer them, and a relayed one (a snippet's output, a subagent's
-            # answer) offers nothing: the calls inside it were read one by one, and the
-            # rest is what a model wrote.
-            reading.read(
-                result.content,
-                result.source,
-                tool.offers,
-                failed=not result.success,
-                relayed=tool.relays,
-                own=strings_in(call.arguments) if result.source and result.success else [],
-            )
+            leaks.read_back(reading, call, result)
         return result
 
     async def record(self, call: Call, result: ToolResult) -> ToolResult:

@@ -29,6 +29,9 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 from augure.common import links
 from augure.common.caller import Reading
 from augure.config.settings import ApprovalConfig
+from augure.tools.base import strings_in
+from augure.tools.call import Call
+from augure.tools.result import ToolResult
 
 COMPOSED = "composed by the model after reading outside content"
 COUNTED = "counted"  # goes unasked within the count
@@ -98,6 +101,23 @@ def _judged(reading: Reading, text: str) -> str | None:
     if offered == {"message"}:
         return "a link only a message offered, to a site only outside content named"
     return COUNTED
+
+
+def read_back(reading: Reading, call: Call, result: ToolResult) -> None:
+    """What a call that ran sent out, and the result it brought, with its provenance."""
+    reading.sent_out(call.leaving)
+    tool = call.the_tool
+    # A result repeating its call's own words (a search's "No results for '<url>'") does
+    # not offer them, and a relayed one (a snippet's output, a subagent's answer) offers
+    # nothing: the calls inside it were read one by one, the rest is what a model wrote.
+    reading.read(
+        result.content,
+        result.source,
+        tool.offers,
+        failed=not result.success,
+        relayed=tool.relays,
+        own=strings_in(call.arguments) if result.source and result.success else [],
+    )
 
 
 def weight(choices: int) -> int:
