@@ -228,13 +228,13 @@ class Tool:
     deferred: bool = False
     # Output comes from outside (web, mail, ...): the model sees it labelled as data.
     untrusted: bool = False
-    # Output may pass on another tool's outside content (a saved output, a snippet's or a
-    # skill's result): whatever is derived from it stays marked (e.g. a history summary).
-    relays: bool = False
     # What its outside results are, as provenance: "page" (a web page, a document, an MCP
     # result), "listing" (search results) or "message" (a mail, an invitation): a link only
     # a message offered is not followed unasked (docs/security.md).
     offers: Offer = "page"
+    # Output may pass on another tool's outside content (a saved output, a snippet's or a
+    # skill's result): whatever is derived from it stays marked (e.g. a history summary).
+    relays: bool = False
 
     def __post_init__(self) -> None:
         # A tool written as an async generator (however it was built) runs as a coroutine,
@@ -380,15 +380,15 @@ def tool(
     hint: str | None = None,
     deferred: bool = False,
     untrusted: bool = False,
-    relays: bool = False,
     offers: Offer = "page",
+    relays: bool = False,
 ) -> Callable[[ToolFunction | StepsFunction], Tool]:
     """Declare a tool from `async def f(ctx: RunContext, a: int, b: str = "x") -> ...`.
 
     The docstring is the description; `Annotated[T, Field(description=...)]` documents a
     parameter. Everything after `ctx` becomes the JSON schema the model sees. The keywords
     are the fields of `Approval` (risk … preview), of `Running` (timeout … background) and
-    of `Tool` (check … offers). An async generator function is a stateful tool (`mode`
+    of `Tool` (check … relays). An async generator function is a stateful tool (`mode`
     unless given): each `str` it yields is a progress line, and the `ToolResult` it yields
     last is its result.
     """
@@ -409,8 +409,8 @@ def tool(
             hint=hint,
             deferred=deferred,
             untrusted=untrusted,
-            relays=relays,
             offers=offers,
+            relays=relays,
         )
 
     return wrap
