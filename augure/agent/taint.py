@@ -2,8 +2,10 @@
 
 The model sees the whole conversation, so a page read three turns ago still steers it: the
 turn starts from the conversation's tool results, with their provenance (the tools that made
-them), its summary's sources, and what the owner wrote. A turn that reports background work
-reads that work's result as outside content, not as the owner's words.
+them) and what kind of thing each was (a page, a listing, a message), its summary's sources,
+and what the owner wrote. A result shown as an error (`Error: ...`), or relayed from others,
+offers no link. A turn that reports background work reads that work's result as outside
+content, not as the owner's words.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from augure.agent import history
 from augure.agent.turn import Turn
 from augure.common.caller import Reading
 from augure.tools.registry import ToolRegistry, brings_outside
-from augure.tools.result import MARKED, UNTRUSTED_CLOSE
+from augure.tools.result import ERROR, MARKED, OPENED, UNTRUSTED_CLOSE
 
 # Marked text inside a message is by construction not the owner's: the marker cannot be
 # opened or closed from inside the content (augure/tools/result.py).
@@ -57,7 +59,12 @@ def _read(
             reading.read(text, ", ".join(summary) if summary else None)
         elif role == "tool":
             name = called.get(message.get("tool_call_id", ""), "?")
-            reading.read(text, name if brings_outside(registry, name) else None)
+            tool = registry.get(name)
+            source = name if brings_outside(registry, name) else None
+            kind = tool.offers if tool is not None else "page"
+            failed = _unmarked(text).startswith(ERROR)
+            relayed = tool is None or tool.relays
+            reading.read(text, source, kind, failed=failed, relayed=relayed)
         elif role == "user" and index == len(messages) - 1 and asked_from is not None:
             reading.read(text, asked_from)
         elif role == "user" and written_by_model:
@@ -68,6 +75,11 @@ def _read(
             reading.owner.append(MARKED.sub("", text))
             for marked in MARKED.findall(text):
                 reading.read(marked, "earlier report")
+
+
+def _unmarked(text: str) -> str:
+    opened = OPENED.match(text)
+    return text[opened.end() :].lstrip("\n") if opened else text
 
 
 def _text(content: Any) -> str:

@@ -25,8 +25,11 @@ class McpServerSettings(BaseModel):
     enabled: bool = True
     deferred: bool = False
     read_only_tools: list[str] = []
-    # Tools that reach the network with what they are given (a fetcher, a search): after
-    # outside content, arguments the model composed ask first (docs/security.md).
+    # Read-only tools that never send what they are given anywhere (a local lookup): their
+    # arguments are not checked after outside content; every other one's are
+    # (docs/security.md).
+    local_tools: list[str] = []
+    # Kept so older files load: every read-only tool not in `local_tools` is checked now.
     network_tools: list[str] = []
     timeout_seconds: float = Field(default=60.0, gt=0)
 

@@ -82,10 +82,10 @@ DESCRIPTIONS: dict[str, str] = {
     "approval": "Approval of write and high-risk tool calls.",
     "approval.enabled": "false only in a trusted lab: writes then run without asking",
     "approval.timeout_seconds": "no answer in time = rejected",
-    "approval.after_untrusted": "ask: after outside content, a fetch whose URL the model "
-    "composed asks first; off: never",
-    "approval.untrusted_fetches": "links to sites only outside content named, followed "
-    "unasked per turn",
+    "approval.after_untrusted": "ask: after outside content, a call sending what the model "
+    "composed (a URL, a header, an MCP argument) asks first; off: never",
+    "approval.untrusted_fetches": "links to sites only outside content named (and clicks, "
+    "typed text) followed unasked per turn; a choice among more than 256 links weighs more",
     "memory": "Markdown memory files.",
     "memory.path": "folder; unset = $AUGURE_HOME/memory",
     "memory.max_prompt_tokens": "how much memory goes into the system prompt",
@@ -188,8 +188,10 @@ DESCRIPTIONS: dict[str, str] = {
     "mcp.servers.*.enabled": "false: not started",
     "mcp.servers.*.deferred": "list the tools by name; schemas sent after load_tools",
     "mcp.servers.*.read_only_tools": "tools that only read; every other tool asks first",
-    "mcp.servers.*.network_tools": "tools that send their arguments over the network: "
-    "after outside content, composed arguments ask first",
+    "mcp.servers.*.local_tools": "read-only tools that send their arguments nowhere: not "
+    "checked after outside content (every other read-only tool is)",
+    "mcp.servers.*.network_tools": "no longer needed (every read-only tool not in "
+    "local_tools is checked); kept so older files load",
     "mcp.servers.*.timeout_seconds": "seconds per call and for the start",
     "agents": "Subagents the task tool runs, each in a fresh context: [agents.NAME].",
     "agents.default": "agent of a task call naming none; unset = the first one listed",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from augure.mcp.client import McpServer, OversizedAnswer, ServerDown
-from augure.tools.base import Approval, Egress, RunContext, Running, Tool
+from augure.tools.base import Approval, Egress, RunContext, Running, Tool, strings_in
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 
@@ -85,7 +85,9 @@ def adapt(server: McpServer, listed: ListedTool) -> McpTool:
         approval=Approval(
             egress=Egress.READ_ONLY if read_only else Egress.WRITE,
             target=lambda _arguments: f"mcp.{server.name}.{listed.name}",
-            leaves=_strings if listed.name in settings.network_tools else None,
+            # A read-only tool may send what it is given anywhere (a fetcher, a search): all
+            # of it is checked after outside content, unless the owner says it stays local.
+            leaves=_strings if read_only and listed.name not in settings.local_tools else None,
         ),
         running=Running(timeout=settings.timeout_seconds),
         untrusted=True,
@@ -95,21 +97,8 @@ def adapt(server: McpServer, listed: ListedTool) -> McpTool:
 
 
 def _strings(arguments: Any) -> list[str]:
-    """Every text a network-reading tool is given: any of them may travel in its request."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(arguments.model_dump())
-    return found or [""]  # no text at all: still a request the model chose to make
+    """Every text a read-only tool is given: any of them may travel in its request."""
+    return strings_in(arguments) or [""]  # no text at all: still a request the model chose
 
 
 def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:

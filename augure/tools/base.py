@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from augure.approval.rules import literal
-from augure.common.caller import Caller
+from augure.common.caller import Caller, Offer
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 
 __all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult"]
@@ -235,6 +235,10 @@ class Tool:
     deferred: bool = False
     # Output comes from outside (web, mail, ...): the model sees it labelled as data.
     untrusted: bool = False
+    # What its outside results are, as provenance: "page" (a web page, a document, an MCP
+    # result), "listing" (search results) or "message" (a mail, an invitation): a link only
+    # a message offered is not followed unasked (docs/security.md).
+    offers: Offer = "page"
     # Output may pass on another tool's outside content (a saved output, a snippet's or a
     # skill's result): whatever is derived from it stays marked (e.g. a history summary).
     relays: bool = False
@@ -336,6 +340,24 @@ def _built(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> type[BaseM
     return model if isinstance(model, type) else model()
 
 
+def strings_in(arguments: BaseModel) -> list[str]:
+    """Every text among a call's arguments, however deep."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    walk(arguments.model_dump())
+    return found
+
+
 def describe(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
@@ -366,6 +388,7 @@ def tool(
     hint: str | None = None,
     deferred: bool = False,
     untrusted: bool = False,
+    offers: Offer = "page",
     relays: bool = False,
 ) -> Callable[[ToolFunction | StepsFunction], Tool]:
     """Declare a tool from `async def f(ctx: RunContext, a: int, b: str = "x") -> ...`.
@@ -396,6 +419,7 @@ def tool(
             hint=hint,
             deferred=deferred,
             untrusted=untrusted,
+            offers=offers,
             relays=relays,
         )
 

@@ -38,6 +38,8 @@ class Call:
     profile_asks: bool = False  # a profile requires approval (it can add it, never remove)
     reserved: tuple[int, ...] = ()  # limit counts taken; given back if the call does not run
     granted: bool = False  # allowed by `Allow in this chat` for this caller's chat
+    # What the call sends out to a place (`Approval.leaves`), from the egress step on.
+    leaving: list[str] = dataclasses.field(default_factory=list)
     # Could carry data out after outside content: why it asks, as the request shows it.
     leak: dict[str, Any] | None = None
     refused: str | None = None  # the preview's refusal: the call ends unasked

@@ -177,6 +177,7 @@ def _classify(arguments: Any, config: Config) -> Egress:
     classify=_classify,
     target=_target,
     untrusted=True,
+    offers="message",
     check=_check,
     timeout=2 * NETWORK_TIMEOUT + 10,
     # Its schema is the largest of all: a mail conversation pays one load_tools round trip.

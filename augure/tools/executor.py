@@ -246,12 +246,12 @@ class Executor:
         return ToolResult.refused(admission.refusal)
 
     async def egress(self, call: Call) -> ToolResult | None:
-        """After outside content, a fetch whose URL the model composed (or one too many to a
-        site only outside content named) asks the owner, whatever its egress class."""
+        """After outside content, a call sending what the model composed (or one choice too
+        many among what outside content offered) asks, whatever its egress class."""
         reading = call.ctx.caller.reading
-        leaving = call.the_tool.approval.leaving(call.arguments)
-        if leaving and reading is not None and self.config.approval.enabled:
-            ask = leaks.assess(reading, leaving, self.config.approval)
+        call.leaving = call.the_tool.approval.leaving(call.arguments)
+        if call.leaving and reading is not None and self.config.approval.enabled:
+            ask = leaks.assess(reading, call.leaving, self.config.approval)
             # Frozen now: what the unit reads meanwhile must not change what was shown.
             call.leak = ask.shown(reading) if ask is not None else None
         approval = call.the_tool.approval
@@ -443,10 +443,11 @@ class Executor:
         return result.with_content(self.redactor(result.content))
 
     async def read(self, call: Call, result: ToolResult) -> ToolResult:
-        """What this unit of work has now read, and from where (its taint)."""
+        """What this unit of work has now read, and from where (its taint); and what the
+        call sent out, which may go again unasked."""
         reading = call.ctx.caller.reading
         if reading is not None:
-            reading.read(result.content, result.source)
+            leaks.read_back(reading, call, result)
         return result
 
     async def record(self, call: Call, result: ToolResult) -> ToolResult:

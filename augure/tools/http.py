@@ -399,6 +399,15 @@ async def request(
     return ToolResult.ok(output) if response.status < 400 else ToolResult.error(output)
 
 
+def _leaves(p: Any) -> list[str]:
+    """What a GET sends to the place its URL names: the URL, and each header the model set,
+    name and value (a `Cookie`, an `X-Data` carries as much as a query). A preset's API is
+    the owner's choice of place, its headers the owner's: nothing there leaves unchosen."""
+    if p.method != "GET" or p.preset is not None:
+        return []
+    return [p.url, *(f"{name}: {value}" for name, value in (p.headers or {}).items())]
+
+
 def _upper(value: Any) -> Any:
     return value.upper() if isinstance(value, str) else value
 
@@ -433,8 +442,7 @@ def _only_what_the_method_says(p: Any) -> Any:
     rule=rule,
     aliases=aliases,
     untrusted=True,
-    # A GET's URL goes wherever it names; a preset's API is the owner's choice of place.
-    leaves=lambda p: [p.url] if p.method == "GET" and p.preset is None else [],
+    leaves=lambda p: _leaves(p),
     background=True,
     check=check_config,
     timeout=330.0,  # the call keeps its own deadline, [tools.http] timeout_seconds (<= 300)

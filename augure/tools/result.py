@@ -26,6 +26,11 @@ MARKED = re.compile(
     re.DOTALL,
 )
 
+# The marker's opening at the start of a result as stored, with the source it names.
+OPENED = re.compile(re.escape(UNTRUSTED_OPEN).replace(re.escape("{source}"), '([^"]*)'))
+# How an error result starts as the model reads it (`plain`).
+ERROR = "Error: "
+
 
 class Status(StrEnum):
     OK = "ok"
@@ -143,7 +148,7 @@ def plain(result: ToolResult) -> str:
             f'with read_output(id="{result.cut.invocation}", offset={shown}).]'
         )
     if result.status is Status.ERROR:
-        text = f"Error: {text}"
+        text = f"{ERROR}{text}"
     return text
 
 

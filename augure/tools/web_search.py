@@ -209,6 +209,7 @@ async def search(query: str, max_results: int | None, settings: SearchSettings) 
     "web_search",
     egress=Egress.READ_ONLY,
     untrusted=True,
+    offers="listing",
     background=True,
     check=check_config,
     target=lambda p: f"web_search:query={p.query}",

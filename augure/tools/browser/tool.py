@@ -158,10 +158,10 @@ async def probe(config: Config) -> str:
 
 
 def _leaves(arguments: Any) -> list[str]:
-    """What an action sends to a site: the address it opens, the text it types; a click or
-    a key press is a step on a page that may be anyone's (counted as a fetch). Typing is
-    such a step too: text echoed from a page is not composed, yet which bit of the page
-    goes into which field can spell data out, one field at a time."""
+    """What an action sends to a site: the address it opens, the text it types into a
+    field; a click or a key press is a step on a page that may be anyone's (counted as a
+    fetch). Typing is such a step too: text echoed from a page is not composed, yet which
+    bit of the page goes into which field can spell data out, one field at a time."""
     if arguments.action in ("open", "navigate"):
         return [arguments.url or ""]
     if arguments.action == "type":
