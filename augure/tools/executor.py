@@ -27,7 +27,7 @@ from augure.approval.shown import digest
 from augure.common.progress import Outcome, Progress, clean_line
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
-from augure.store.audit import Audit, Rule
+from augure.store.audit import SESSION, Audit, Rule
 from augure.tools import leaks, outputs
 from augure.tools.base import RunContext
 from augure.tools.call import Call, Finish, Gate, Started, Submit, Work, parsed
@@ -46,7 +46,6 @@ CHANGED = (
     "nothing was run. Ask again to see what would run now."
 )
 STARTED = "Started in the background as task {id}."
-SESSION = "session"  # the audit's `decided_by` for a call `Allow in this chat` covered
 
 
 class Executor:
@@ -339,7 +338,7 @@ class Executor:
         if call.asking and call.rule is not None and call.refused is None:
             return "approved", _rule_name(call.rule)
         if call.granted:
-            return "approved", SESSION
+            return SESSION, SESSION
         return ("pending" if call.asking else "not_required"), None
 
     async def _recorded(self, call: Call, decision: str, decided_by: str | None) -> str:
