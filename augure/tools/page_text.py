@@ -23,10 +23,11 @@ class PageUnread(Exception):
 
 
 async def page_text(
-    html: str, url: str, seconds: float, chars: int, *, titled: bool = True
+    html: str, url: str, seconds: float, chars: int, *, mode: str = TITLED
 ) -> tuple[str, bool]:
     """The page's readable text, and True when it was cut at `chars`; PageUnread when the
-    parse went over a budget or failed."""
+    parse went over a budget or failed. `mode`: augure.tools.readable's TITLED, UNTITLED
+    or MAIL (an e-mail's HTML body, every part kept)."""
     if seconds <= 0:
         raise PageUnread("no time was left of the call's timeout to read it")
     # The page goes to the child through an anonymous in-memory file: no path anything else
@@ -36,7 +37,6 @@ async def page_text(
         with contextlib.closing(os.fdopen(os.dup(fd), "wb")) as file:
             file.write(url.replace("\n", " ").encode() + b"\n" + html.encode("utf-8", "replace"))
         budget = Budget(seconds, MEMORY, chars)
-        mode = TITLED if titled else "untitled"
         return await text_in_child(PROGRAM, fd, budget, mode)
     except (PdfRefused, PdfUnreadable) as exc:
         raise PageUnread(str(exc)) from None

@@ -26,7 +26,8 @@ PROGRAM = __file__
 # The child's exit status when the parser ran out of the address space it was given; the
 # same as the PDF reader's, which the parent side reads.
 OUT_OF_MEMORY = 3
-TITLED = "titled"
+# How the child writes the text: a page headed by its title, a page without it, an e-mail.
+TITLED, UNTITLED, MAIL = "titled", "untitled", "mail"
 
 # Never text a reader sees.
 INVISIBLE = (
@@ -138,6 +139,18 @@ def readable(html: str, url: str, titled: bool = True) -> str:
     return f"Title: {title}\n\n{text}" if title and titled else text
 
 
+def mail_text(html: str) -> str:
+    """An e-mail's HTML body as Markdown: all of it (a message has no site frame to drop)."""
+    from markdownify import markdownify
+
+    try:
+        return markdownify(html, strip=["img"], heading_style="ATX")
+    except RecursionError:  # nested deeper than the stack: the words, without the Markdown
+        from bs4 import BeautifulSoup
+
+        return BeautifulSoup(html, "html.parser").get_text("\n")
+
+
 def is_html(content_type: str, body: bytes) -> bool:
     kind = content_type.split(";")[0].strip().lower()
     if kind in ("text/html", "application/xhtml+xml"):
@@ -150,14 +163,14 @@ def is_html(content_type: str, body: bytes) -> bool:
 # ---------------------------------------------------------------- the child
 
 
-def _child(fd: int, chars: int, memory: int, titled: bool) -> int:
+def _child(fd: int, chars: int, memory: int, mode: str) -> int:
     """Read `url\nhtml` from fd; write the readable text, cut at `chars`, as JSON."""
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
         with os.fdopen(fd, "rb") as file:
             file.seek(0)
             url, _, html = file.read().decode("utf-8", "replace").partition("\n")
-        text = readable(html, url, titled)
+        text = mail_text(html) if mode == MAIL else readable(html, url, mode == TITLED)
         answer: dict[str, object] = {"text": text[:chars], "cut": len(text) > chars}
     except MemoryError:
         os._exit(OUT_OF_MEMORY)  # at once: unwinding further may need memory too
@@ -169,4 +182,4 @@ def _child(fd: int, chars: int, memory: int, titled: bool) -> int:
 
 if __name__ == "__main__":
     fd, chars, memory = (int(argument) for argument in sys.argv[1:4])
-    sys.exit(_child(fd, chars, memory, sys.argv[4] == TITLED))
+    sys.exit(_child(fd, chars, memory, sys.argv[4]))

@@ -39,6 +39,7 @@ from augure.tools.browser.session import (
 )
 from augure.tools.http import HttpSettings, RequestError, load_settings
 from augure.tools.page_text import PageUnread, page_text
+from augure.tools.readable import UNTITLED
 
 Action = Literal[
     "open", "navigate", "snapshot", "click", "type", "press", "extract", "screenshot", "close"
@@ -352,7 +353,7 @@ async def _extract(pool: BrowserPool, call: Call) -> ToolResult:
     # the page is whatever its server and scripts made of it (augure/tools/page_text.py).
     try:
         text, _ = await page_text(
-            read, found.page.url, EXTRACT_SECONDS, 2 * call.page_bytes, titled=False
+            read, found.page.url, EXTRACT_SECONDS, 2 * call.page_bytes, mode=UNTITLED
         )
     except PageUnread as exc:
         return ToolResult.error(f"extract: the page's readable text was not made: {exc}; stopped")
