@@ -335,4 +335,18 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX taken_updates_by_time ON taken_updates(taken_at);
     """,
+    # Telegram updates parked while still being handled (docs/durability.md, "Updates
+    # Telegram resends"): Telegram hands out at most 100 updates from the offset, so updates
+    # held behind a slow one hid every newer one. Parked here (the whole update), the offset
+    # may pass them; a row goes in the transaction that records its update taken, and a
+    # start hands what is left to the bot again.
+    """
+    CREATE TABLE parked_updates (
+        update_id INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        body TEXT NOT NULL,
+        parked_at REAL NOT NULL,
+        PRIMARY KEY (update_id, digest)
+    );
+    """,
 ]
