@@ -10,7 +10,7 @@ from typing import Any
 from augure.agent import history
 from augure.agent.tally import Tally
 from augure.llm.budget import SUMMARY, working_as
-from augure.llm.client import LLMError
+from augure.llm.faults import LLMError
 from augure.llm.models import ChatModel
 from augure.store.state import Store
 from augure.tools.registry import ToolRegistry, outside_sources

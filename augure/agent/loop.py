@@ -30,7 +30,8 @@ from augure.agent.turn import (
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
-from augure.llm.client import LLMError, LLMResponse, explain, for_owner
+from augure.llm.client import LLMResponse
+from augure.llm.faults import LLMError, explain, for_owner
 from augure.llm.models import ChatModel
 from augure.memory.store import MemoryStore
 from augure.skills.model import Catalog

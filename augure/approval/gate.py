@@ -20,7 +20,7 @@ from augure.common.ports import Approver as Approver
 from augure.common.ports import Decide as Decide
 from augure.common.ports import Decision as Decision
 from augure.common.ports import Verdict as Verdict
-from augure.store.audit import Audit
+from augure.store.audit import SESSION, Audit
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ class ApprovalGate:
         self.timeout_seconds = timeout_seconds
         self.approvers = tuple(approvers)
         self._pending: dict[str, asyncio.Future[Verdict]] = {}
+        self._offered_in_chat: set[str] = set()  # pending requests showing `Allow in this chat`
         self._watcher: asyncio.Task[None] | None = None
         self._in_flight = 0
         self._idle = asyncio.Event()
@@ -60,6 +61,8 @@ class ApprovalGate:
             return verdict
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._pending[request.id] = future
+        if request.in_chat:
+            self._offered_in_chat.add(request.id)
         self._ensure_watcher()
         shown: dict[Approver, dict[str, Any] | None] = {}
         # Shielded: a call cancelled while its request is being sent still learns where the
@@ -92,6 +95,7 @@ class ApprovalGate:
             raise
         finally:
             self._pending.pop(request.id, None)
+            self._offered_in_chat.discard(request.id)
         await asyncio.gather(
             *(self._conclude(a, ref, request.tool, verdict) for a, ref in shown.items())
         )
@@ -145,7 +149,10 @@ class ApprovalGate:
         in_chat: bool = False,
     ) -> Verdict | None:
         """Decide a pending request. None if it was decided before (or never existed)."""
-        if not await self.audit.decide(invocation_id, decision, by, reason):
+        # Audited `session` only where the button was offered: only there does it grant.
+        offered = in_chat and invocation_id in self._offered_in_chat
+        recorded = SESSION if offered and decision is Decision.APPROVED else decision
+        if not await self.audit.decide(invocation_id, recorded, by, reason):
             return None
         verdict = Verdict(decision, by, reason, always, in_chat)
         future = self._pending.get(invocation_id)
@@ -216,4 +223,7 @@ class ApprovalGate:
 
 
 def _verdict(row: dict[str, Any]) -> Verdict:
-    return Verdict(Decision(row["approval_status"]), row["decided_by"] or "?", row["reason"])
+    status, by = row["approval_status"], row["decided_by"] or "?"
+    if status == SESSION:
+        return Verdict(Decision.APPROVED, by, row["reason"], in_chat=True)
+    return Verdict(Decision(status), by, row["reason"])

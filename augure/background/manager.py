@@ -61,6 +61,9 @@ class _Running:
     line: str | None = None
     written: float = 0.0  # monotonic time of the last progress write
     flush: asyncio.Task[None] | None = None
+    # Where the progress lines come from when they may carry outside content (a page the
+    # tool reads, a command's output): the tool's name, as its result would be marked.
+    outside: str | None = None
 
 
 class TaskManager:
@@ -86,6 +89,9 @@ class TaskManager:
         entry = _Running(
             task_id, chat, call.name, caller.chain, caller.allowed_tools, caller.reading
         )
+        tool = call.tool  # set by the parse step; a bare call (a unit test's) has none
+        brings_outside = tool is not None and (tool.untrusted or tool.relays)
+        entry.outside = call.name if brings_outside else None
         call.ctx = dataclasses.replace(call.ctx, report=functools.partial(self._report, entry))
         entry.work = asyncio.create_task(work(functools.partial(self.tasks.attach, task_id)))
         entry.runner = asyncio.create_task(self._run(entry, entry.work))
@@ -94,6 +100,12 @@ class TaskManager:
 
     def running(self) -> list[str]:
         return list(self._running)
+
+    def progress_source(self, task_id: str) -> str | None:
+        """Where a running task's progress line comes from, when it may be outside content;
+        a result carries its own source once the task ends."""
+        entry = self._running.get(task_id)
+        return entry.outside if entry is not None else None
 
     async def cancel(self, task_id: str) -> str:
         """Stop a running task (its process tree goes with it); one line for the owner."""

@@ -28,12 +28,13 @@ def task_tools(manager: TaskManager) -> list[Tool]:
             row = await manager.tasks.get(id.strip())
             if row is None or (ctx.chat_id is not None and row.chat_id != ctx.chat_id):
                 return ToolResult.error(f"there is no task {id}")
-            return ToolResult.ok(detail(row), source=relayed_source("task_status", _sources([row])))
+            source = relayed_source("task_status", _sources(manager, [row]))
+            return ToolResult.ok(detail(row), source=source)
         rows = await manager.tasks.list(limit=LISTED, chat_id=ctx.chat_id)
         if not rows:
             return ToolResult.ok("No background tasks.")
         listing = "\n".join(line(row) for row in rows)
-        return ToolResult.ok(listing, source=relayed_source("task_status", _sources(rows)))
+        return ToolResult.ok(listing, source=relayed_source("task_status", _sources(manager, rows)))
 
     @tool("task_cancel", deferred=True, safe=False)
     async def task_cancel(ctx: RunContext, id: TaskId) -> ToolResult:
@@ -47,8 +48,15 @@ def task_tools(manager: TaskManager) -> list[Tool]:
     return [task_status, task_cancel]
 
 
-def _sources(rows: list[TaskRow]) -> set[str]:
-    return {row.source for row in rows if row.source is not None and row.result}
+def _sources(manager: TaskManager, rows: list[TaskRow]) -> set[str]:
+    """Where the shown results came from, and the progress lines of running tasks whose
+    tool reads outside content (a page's words, a command's output)."""
+    found = {row.source for row in rows if row.source is not None and row.result}
+    for row in rows:
+        outside = manager.progress_source(row.id) if row.progress else None
+        if outside is not None:
+            found.add(outside)
+    return found
 
 
 def line(row: TaskRow, *, limit: int = EXCERPT) -> str:

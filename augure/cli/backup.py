@@ -30,6 +30,10 @@ DATABASE = "state.db"
 FOLDERS = ("memory", "skills", "personas")
 CONFIG = "augure.toml"
 ALLOWED_TOP = {DATABASE, CONFIG, *FOLDERS}
+# The most a restore unpacks unless `--max-size` says otherwise: far above a home's size
+# (state.db of years of chats is well under a gigabyte), far below a gzip bomb's.
+MAX_SIZE = 10 << 30
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 class BackupError(Exception):
@@ -42,7 +46,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="save state.db, memory, skills, personas, config to .tar.gz",
         description="Write one .tar.gz holding a consistent snapshot of state.db (safe while "
         "the bot runs), memory/, skills/, personas/ and augure.toml. Secrets in .env are "
-        "not included.",
+        "not included; a secret written literally in augure.toml is (keep secrets in .env "
+        "and name them as ${NAME}).",
     )
     backup.add_argument(
         "file", nargs="?", type=Path, help="archive to write (default augure-backup-TIME.tar.gz)"
@@ -52,6 +57,34 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "restore", help=text, description=f"{text}; a home with anything in it is refused"
     )
     restore.add_argument("file", type=Path, help="a .tar.gz written by `augure backup`")
+    restore.add_argument(
+        "--max-size",
+        type=_size,
+        default=MAX_SIZE,
+        metavar="SIZE",
+        help="refuse an archive that would unpack to more than this (e.g. 500M, 20G; "
+        "default 10G; never more than the disk's free space)",
+    )
+
+
+def _size(text: str) -> int:
+    number, unit = text.strip().upper().rstrip("B"), ""
+    if number[-1:] in UNITS:
+        number, unit = number[:-1], number[-1]
+    try:
+        size = int(float(number) * UNITS[unit])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 500M or 20G") from None
+    if size <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 500M or 20G")
+    return size
+
+
+def _shown(size: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
 
 
 ENV_LEFT_OUT = f"{ENV_FILE_NAME} is not part of a backup (it holds the secrets)"
@@ -70,7 +103,7 @@ async def backup_command(args: argparse.Namespace) -> int:
 async def restore_command(args: argparse.Namespace) -> int:
     home = default_home()
     try:
-        restore_backup(args.file, home)
+        restore_backup(args.file, home, args.max_size)
     except BackupError as exc:
         raise UsageError(str(exc)) from None
     print(f"restored {contents(args.file)} from {args.file.resolve()} into {home}")
@@ -203,24 +236,42 @@ def _refusal(member: tarfile.TarInfo) -> str | None:
     return None
 
 
-def restore_backup(file: Path, home: Path) -> None:
+def restore_backup(file: Path, home: Path, max_size: int = MAX_SIZE) -> None:
     """Unpack a backup into an empty (or new) home. Every member is checked before anything
-    is written; the files are unpacked into a folder inside the home and moved into place
-    last, so a refused or failed restore leaves the home as it found it."""
+    is written, their sizes against `max_size` and the disk's free space as the headers
+    are read (a gzip bomb is refused before its data is); the files are unpacked into a
+    folder inside the home and moved into place last, so a refused or failed restore leaves
+    the home as it found it."""
     if home.exists() and (not home.is_dir() or any(home.iterdir())):
         raise BackupError(
             f"{home} is not empty; restore goes into an empty home (set AUGURE_HOME to a new one)"
         )
     try:
+        limit, limit_is = _limit(home, max_size)
         with tarfile.open(file, "r:gz") as archive:
-            members = archive.getmembers()
-            for member in members:
+            members, total = [], 0
+            for member in archive:  # header by header: nothing past a refusal is read
                 problem = _refusal(member)
+                total += member.size if member.isfile() else 0
+                if problem is None and total > limit:
+                    problem = f"its files would take over {_shown(total)}, more than {limit_is}"
                 if problem is not None:
                     raise BackupError(f"refusing {file}: {problem}")
+                members.append(member)
             _unpack(archive, members, home)
     except (OSError, tarfile.TarError) as exc:
         raise BackupError(f"cannot restore {file}: {exc}") from None
+
+
+def _limit(home: Path, max_size: int) -> tuple[int, str]:
+    """The most a restore may unpack, and how the refusal names it."""
+    disk = home
+    while not disk.exists():
+        disk = disk.parent
+    free = shutil.disk_usage(disk).free
+    if free < max_size:
+        return free, f"the {_shown(free)} free on the home's disk"
+    return max_size, f"the {_shown(max_size)} limit (--max-size)"
 
 
 def _unpack(archive: tarfile.TarFile, members: list[tarfile.TarInfo], home: Path) -> None:

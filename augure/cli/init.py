@@ -24,7 +24,7 @@ from augure.common.errors import UsageError
 from augure.config.settings import ENV_FILE_NAME, default_home
 from augure.config.template import render
 from augure.host.home import private_home
-from augure.llm.client import Fault
+from augure.llm.faults import Fault
 
 DEFAULT_MODEL = "gpt-4o-mini"
 TELEGRAM_API = "https://api.telegram.org"

@@ -11,7 +11,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from augure.llm.client import OPENAI_URL, Fault, classify, fault_line
+from augure.llm.faults import OPENAI_URL, Fault, classify, fault_line
 
 TIMEOUT = 10.0
 

@@ -219,6 +219,14 @@ class Front:
         """A delivery handled without a message to store (a command, a refusal): taken."""
         await Inbox(self._state.store.db).record_update(delivery)
 
+    async def park_updates(self, held: list[tuple[tuple[int, str], str]]) -> None:
+        """Deliveries still being handled, with their bodies: kept until taken."""
+        await Inbox(self._state.store.db).park(held)
+
+    async def parked_updates(self) -> list[str]:
+        """The bodies of deliveries a previous run parked and did not take."""
+        return await Inbox(self._state.store.db).parked()
+
     async def waiting(self) -> list[Waiting]:
         """Messages a previous run took in and did not answer, in arrival order."""
         return await Inbox(self._state.store.db).waiting()

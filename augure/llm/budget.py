@@ -13,7 +13,8 @@ from contextvars import ContextVar
 from typing import Protocol
 
 from augure.config.budget import Prices
-from augure.llm.client import Fault, LLMError, LLMResponse
+from augure.llm.client import LLMResponse
+from augure.llm.faults import Fault, LLMError
 
 # The kinds of work spend is split by. A turn's own calls are billed to the work that
 # started it; a summary, a subagent or a transcription to itself.

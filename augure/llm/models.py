@@ -23,7 +23,8 @@ from augure.llm.budget import (
     SpendGate,
     working_as,
 )
-from augure.llm.client import LLM, LLMError, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
+from augure.llm.client import LLM, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
+from augure.llm.faults import LLMError
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ from typing import Any
 from augure.config.budget import LLMOverrides, Roles
 from augure.config.settings import Config, LLMConfig
 from augure.llm.budget import SKILL_GENERATION, SpendGate, working_as
-from augure.llm.client import LLM, LLMError
+from augure.llm.client import LLM
+from augure.llm.faults import LLMError
 from augure.llm.models import Entry, Models
 from augure.llm.prices import coding_priced
 from augure.skills.model import (

@@ -21,6 +21,9 @@ STATUSES = (
     "failed",
     "interrupted",
 )
+# The approval status of a call `Allow in this chat` approved: the press, and each later
+# call with the same target that the grant covered (docs/reference/approvals.md).
+SESSION = "session"
 OUTPUT_CAP = 4000  # characters of output kept in the record; the model got its own copy
 
 
@@ -116,8 +119,9 @@ class Audit:
     async def decide(
         self, invocation_id: str, approval_status: str, decided_by: str, reason: str | None = None
     ) -> bool:
-        """Record a decision on a pending request. False if it was already decided."""
-        status = "approved" if approval_status == "approved" else "rejected"
+        """Record a decision on a pending request. False if it was already decided.
+        `session` (`Allow in this chat`) approves, as `approved` does."""
+        status = "approved" if approval_status in ("approved", SESSION) else "rejected"
         changed = await self.db.execute(
             "UPDATE invocations SET approval_status = ?, status = ?, decided_by = ?, reason = ? "
             "WHERE id = ? AND approval_status = 'pending'",

@@ -95,6 +95,25 @@ class Inbox:
     async def record_update(self, delivery: Delivery) -> None:
         await self.db.write(lambda connection: _note_taken(connection, delivery))
 
+    async def park(self, held: list[tuple[Delivery, str]]) -> None:
+        """Updates still being handled, each with its whole body as JSON: kept until taken,
+        so Telegram may be told to forget them."""
+
+        def insert(connection: sqlite3.Connection) -> None:
+            now = time.time()
+            connection.executemany(
+                "INSERT OR IGNORE INTO parked_updates (update_id, digest, body, parked_at) "
+                "VALUES (?, ?, ?, ?)",
+                [(*delivery, body, now) for delivery, body in held],
+            )
+
+        await self.db.write(insert)
+
+    async def parked(self) -> list[str]:
+        """The bodies of parked updates a previous run did not finish, oldest first."""
+        rows = await self.db.fetchall("SELECT body FROM parked_updates ORDER BY update_id")
+        return [row["body"] for row in rows]
+
     async def waiting(self) -> list[Waiting]:
         """Every message still waiting, in arrival order."""
         rows = await self.db.fetchall(
@@ -136,5 +155,7 @@ def _note_taken(connection: sqlite3.Connection, delivery: Delivery) -> None:
         "INSERT OR IGNORE INTO taken_updates (update_id, digest, taken_at) VALUES (?, ?, ?)",
         (*delivery, now),
     )
+    # Taken: a parked copy is done with, in the same transaction.
+    connection.execute("DELETE FROM parked_updates WHERE update_id = ? AND digest = ?", delivery)
     # The index makes this a short range scan: usually nothing, a few rows once in a while.
     connection.execute("DELETE FROM taken_updates WHERE taken_at < ?", (now - KEEP_TAKEN_SECONDS,))

@@ -346,4 +346,18 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE model_calls ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
     """,
+    # Telegram updates parked while still being handled (docs/durability.md, "Updates
+    # Telegram resends"): Telegram hands out at most 100 updates from the offset, so updates
+    # held behind a slow one hid every newer one. Parked here (the whole update), the offset
+    # may pass them; a row goes in the transaction that records its update taken, and a
+    # start hands what is left to the bot again.
+    """
+    CREATE TABLE parked_updates (
+        update_id INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        body TEXT NOT NULL,
+        parked_at REAL NOT NULL,
+        PRIMARY KEY (update_id, digest)
+    );
+    """,
 ]

@@ -73,6 +73,15 @@ TABLES: dict[str, Wiped | Kept] = {
         )
     ),
     "inbox": Wiped((f"WITH {_CHATS} DELETE FROM inbox WHERE chat_id IN chats",)),
+    # Whole updates held while the bot handles them (moments): those from the chat go.
+    "parked_updates": Wiped(
+        (
+            f"WITH {_CHATS} DELETE FROM parked_updates WHERE CAST(COALESCE("
+            "json_extract(body, '$.message.chat.id'), "
+            "json_extract(body, '$.edited_message.chat.id'), "
+            "json_extract(body, '$.callback_query.message.chat.id')) AS TEXT) IN chats",
+        )
+    ),
     "messages": Wiped(
         (
             f"WITH {_CHATS} DELETE FROM messages WHERE conversation_id IN "

@@ -15,6 +15,7 @@ import re
 import smtplib
 import ssl
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date
 from email.message import EmailMessage, Message
 from email.parser import BytesHeaderParser, BytesParser
@@ -27,6 +28,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, Va
 from augure.config.settings import Config
 from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
+from augure.tools.page_text import PageUnread, page_text
+from augure.tools.readable import MAIL
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
@@ -46,6 +49,9 @@ def _policies() -> ModuleType:
 
 NOT_CONFIGURED = "set [tools.email] imap_host, smtp_host and EMAIL_USERNAME/EMAIL_PASSWORD"
 BODY_LIMIT = 20_000
+# The most time an HTML body's conversion may take, in its budgeted child process (as a
+# web page's: augure/tools/page_text.py), well inside the tool's timeout.
+HTML_SECONDS = 30.0
 NETWORK_TIMEOUT = 30.0
 ADDRESS = re.compile(r"[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+")
 QUOTE_AWARE_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
@@ -214,7 +220,8 @@ async def email_tool(
     if action == "read":
         if uid is None:
             return ToolResult.error("read needs a uid (from list or search)")
-        return await asyncio.to_thread(_read, settings, folder, uid)
+        fetched = await asyncio.to_thread(_read, settings, folder, uid)
+        return fetched if isinstance(fetched, ToolResult) else await _shown(fetched)
     if action == "search":
         criteria: list[Any] = []
         if sender:
@@ -308,7 +315,27 @@ def _listing(settings: EmailConfig, folder: str, criteria: list[Any], limit: int
     return ToolResult.ok("\n".join(lines))
 
 
-def _read(settings: EmailConfig, folder: str, uid: int) -> ToolResult:
+@dataclass(frozen=True)
+class _Fetched:
+    head: str  # uid, headers, attachments
+    body: str
+    html: bool  # the body is HTML, still to be converted
+
+
+async def _shown(fetched: _Fetched) -> ToolResult:
+    text = fetched.body
+    if fetched.html:
+        try:
+            text, _ = await page_text(text, "", HTML_SECONDS, 2 * len(text) + 1000, mode=MAIL)
+        except PageUnread as exc:
+            text = f"[the HTML body was not converted: {exc}; stopped]"
+    text = text.strip()
+    if len(text) > BODY_LIMIT:
+        text = text[:BODY_LIMIT] + f"\n[Body cut at {BODY_LIMIT:,} of {len(text):,} characters]"
+    return ToolResult.ok(fetched.head + "\n\n" + text)
+
+
+def _read(settings: EmailConfig, folder: str, uid: int) -> ToolResult | _Fetched:
     try:
         with _imap(settings) as client:
             client.select_folder(folder, readonly=True)
@@ -329,27 +356,20 @@ def _read(settings: EmailConfig, folder: str, uid: int) -> ToolResult:
     ]
     if attachments:
         lines.append("Attachments: " + ", ".join(attachments))
-    text = _body_text(message)
-    if len(text) > BODY_LIMIT:
-        text = text[:BODY_LIMIT] + f"\n[Body cut at {BODY_LIMIT:,} of {len(text):,} characters]"
-    return ToolResult.ok("\n".join(lines) + "\n\n" + text)
+    return _Fetched("\n".join(lines), *_body_text(message))
 
 
-def _body_text(message: EmailMessage) -> str:
+def _body_text(message: EmailMessage) -> tuple[str, bool]:
+    """The body, and whether it is HTML (converted later, in a budgeted child)."""
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
-        return "(no text body)"
+        return "(no text body)", False
     try:
         content = part.get_content()
     except (LookupError, ValueError):  # an unknown charset must not hide the whole message
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
-    text = str(content)
-    if part.get_content_type() == "text/html":
-        from markdownify import markdownify
-
-        text = markdownify(text, strip=["img"], heading_style="ATX")
-    return text.strip()
+    return str(content).strip(), part.get_content_type() == "text/html"
 
 
 def _header(message: Message, name: str) -> str:

@@ -22,16 +22,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest
-from augure.approval.rules import verdict
 from augure.approval.shown import digest
 from augure.common.progress import Outcome, Progress, clean_line
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
-from augure.store.audit import Audit, Rule
+from augure.store.audit import Audit
 from augure.tools import leaks, outputs, stays
 from augure.tools.base import RunContext
 from augure.tools.call import Call, Finish, Gate, Started, Submit, Work, parsed
 from augure.tools.limits import Limits
+from augure.tools.policy import Decisions, denies
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Cut, ErrorKind, Status, ToolResult
 
@@ -51,7 +51,6 @@ CHAINED = (
     "Tool call refused: background work may release more background work only "
     "{limit} links deep ([background] max_chain). Run it without background, or tell the owner."
 )
-SESSION = "session"  # the audit's `decided_by` for a call `Allow in this chat` covered
 
 
 class Executor:
@@ -72,6 +71,7 @@ class Executor:
         self.approvals = gate
         self.config = config
         self.redactor = redactor
+        self.decisions = Decisions(config, audit, redactor)
         self.outputs = config.home / "outputs"
         self.limits = limits or Limits(config.profiles, audit.store, config.zone)
         # Calls that are not concurrency-safe (writes, mostly) run one at a time, app-wide.
@@ -263,14 +263,14 @@ class Executor:
     async def policy(self, call: Call) -> ToolResult | None:
         """The owner's rules on the call's target (every spelling of it) and what a request
         would show; the decision so far goes into the audit record."""
-        call.asking = self._asks(call)
-        call.shown = self._shown(call)
-        await self._match_rules(call)
+        call.asking = self.decisions.asks(call)
+        call.shown = self.decisions.shown(call)
+        await self.decisions.match_rules(call)
         call.digest = digest(call.shown) if call.asking else None
-        call.granted = self._granted_in_chat(call)
-        decision, decided_by = self._decision(call)
-        call.invocation = await self._recorded(call, decision, decided_by)
-        if call.rule is not None and _denies(call.rule):
+        call.granted = self.decisions.granted_in_chat(call)
+        decision, decided_by = self.decisions.decision(call)
+        call.invocation = await self.decisions.recorded(call, decision, decided_by)
+        if call.rule is not None and denies(call.rule):
             return ToolResult.rejected(
                 f"Tool call rejected: the owner's rule {call.rule.pattern!r} denies it."
             )
@@ -283,9 +283,9 @@ class Executor:
         """Ask the owner when the call needs it and no rule decided; then check that what
         would run is still what was shown (docs/security.md)."""
         if not call.asking or call.rule is not None or call.granted:
-            self._with_preview(call)  # not needed, or allowed by a rule or in this chat
+            self.decisions.with_preview(call)  # not needed, or allowed by a rule or in this chat
             return None
-        pattern = self._offered_rule(call)
+        pattern = self.decisions.offered_rule(call)
         grants, target = call.ctx.caller.grants, call.target
         # Offered where the owner chats, for calls a standing rule could allow (a coding
         # agent, a launch, a target naming a secret: none, they ask every time).
@@ -307,83 +307,14 @@ class Executor:
             await self.audit.add_rule("allow", pattern, decision.by)
         if decision.in_chat and in_chat and grants is not None and target is not None:
             grants.add(call.name, target)
-        if not await self._unchanged(call):
+        if not await self.decisions.unchanged(call):
             await self.audit.started(call.invocation)
             await self.audit.finished(
                 call.invocation, success=False, output=CHANGED, cost_estimate=0
             )
             return ToolResult.refused(CHANGED)
-        self._with_preview(call)
+        self.decisions.with_preview(call)
         return None
-
-    # -- the policy's decisions, one each ------------------------------------------------------
-
-    def _asks(self, call: Call) -> bool:
-        """Whether the call needs the owner: by the tool's own nature (when approval is on),
-        because a profile says so, or because it could carry data out after outside content."""
-        needed = call.the_tool.approval.needed(call.arguments, self.config)
-        leaking = call.leak is not None
-        return (needed and self.config.approval.enabled) or call.profile_asks or leaking
-
-    async def _match_rules(self, call: Call) -> None:
-        """The owner's rule on the call's target, any of its spellings matching. A call that
-        asks gathers its preview first: it may name more than the arguments do (an install's
-        version), and the rule must see that."""
-        approval, arguments = call.the_tool.approval, call.arguments
-        call.target = approval.target_for(arguments)
-        aliases = approval.aliases_for(arguments, self.config)
-        rules = await self.audit.rules()
-        call.rule = verdict(rules, call.target, aliases)
-        if not call.asking or _denies(call.rule) or approval.preview is None:
-            return
-        shown = await approval.preview(arguments, call.ctx)
-        if isinstance(shown, str):
-            call.refused = shown
-            return
-        call.preview = shown
-        call.shown = {**call.shown, **self.redactor.value(shown)}
-        if approval.refine is not None and call.target is not None:
-            aliases = [call.target, *aliases]
-            call.target = approval.refine(arguments, shown)
-            call.rule = verdict(rules, call.target, aliases)
-
-    def _granted_in_chat(self, call: Call) -> bool:
-        """Covered by `Allow in this chat` for this caller: only when no rule decided."""
-        grants = call.ctx.caller.grants
-        undecided = call.asking and call.rule is None and call.refused is None
-        return undecided and grants is not None and grants.covers(call.name, call.target)
-
-    def _decision(self, call: Call) -> tuple[str, str | None]:
-        """The approval status the audit record starts with, and who decided it."""
-        if _denies(call.rule):
-            return "rejected", _rule_name(call.rule)
-        if call.asking and call.rule is not None and call.refused is None:
-            return "approved", _rule_name(call.rule)
-        if call.granted:
-            return "approved", SESSION
-        return ("pending" if call.asking else "not_required"), None
-
-    async def _recorded(self, call: Call, decision: str, decided_by: str | None) -> str:
-        return await self.audit.create(
-            tool=call.name,
-            origin=call.ctx.origin,
-            arguments=call.shown,
-            chat_id=call.ctx.chat_id,
-            turn_id=call.ctx.turn_id,
-            target=self.redactor(call.target) if call.target else None,
-            approval_status=decision,
-            decided_by=decided_by,
-            digest=call.digest,
-            parent=call.ctx.caller.parent,  # the running call this one was made from, if any
-        )
-
-    def _offered_rule(self, call: Call) -> str | None:
-        """The rule "Always allow" would save; none when it would name a secret (it would
-        show it and store it)."""
-        pattern = call.the_tool.approval.rule_for(call.arguments, call.target)
-        if pattern is not None and self.redactor(pattern) != pattern:
-            return None
-        return pattern
 
     # -- the call --------------------------------------------------------------------------
 
@@ -467,38 +398,5 @@ class Executor:
         outputs.save(self.outputs, call.invocation, result.content, result.source)
         return dataclasses.replace(result, cut=Cut(call.invocation, outputs.OUTPUT_LIMIT))
 
-    # -- helpers ---------------------------------------------------------------------------
-
-    def _with_preview(self, call: Call) -> None:
-        """The tool runs exactly what the owner saw (the preview), never a fresh fetch."""
-        if call.preview is not None:
-            call.ctx = dataclasses.replace(call.ctx, approved=call.preview)
-
-    async def _unchanged(self, call: Call) -> bool:
-        preview = call.the_tool.approval.preview
-        if preview is None:
-            return True  # the validated arguments are all there is, and they are immutable
-        now = await preview(call.arguments, call.ctx)
-        if isinstance(now, str):
-            return False
-        shown_now = {**self._shown(call), **self.redactor.value(now)}
-        return digest(shown_now) == call.digest
-
-    def _shown(self, call: Call) -> dict[str, Any]:
-        """What an approval request shows of the call: its arguments, and why it asks when
-        it could carry data out after outside content."""
-        shown = self.redactor.value(call.raw)
-        if call.leak is not None:
-            shown = {**shown, **self.redactor.value(call.leak)}
-        return dict(shown)
-
 
 _OUTCOMES: dict[Status, Outcome] = {Status.OK: "done", Status.REJECTED: "rejected"}
-
-
-def _denies(rule: Rule | None) -> bool:
-    return rule is not None and rule.effect == "deny"
-
-
-def _rule_name(rule: Rule | None) -> str:
-    return f"rule:{rule.id}" if rule else "rule"

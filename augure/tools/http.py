@@ -377,6 +377,7 @@ async def request(
 
     secrets: dict[str, str] = {}
     timeout = settings.timeout_seconds
+    deadline = asyncio.get_running_loop().time() + timeout
     try:
         prepared = prepare(url, preset, headers, settings, environ)
         secrets = prepared.secrets
@@ -393,10 +394,12 @@ async def request(
         return ToolResult.error(f"no complete response from {url} within {timeout:g} s")
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         return ToolResult.error(_scrub(f"{method} {url} failed: {exc}", secrets))
-    # Parsing a large page takes a while: off the event loop, so other chats carry on.
-    shown = await asyncio.to_thread(render, response, method, settings.max_response_bytes, raw)
-    output = _scrub(shown, secrets)
-    return ToolResult.ok(output) if response.status < 400 else ToolResult.error(output)
+    # The page is read within what is left of the timeout: no parse outlives the call.
+    left = deadline - asyncio.get_running_loop().time()
+    shown = await render(response, method, settings.max_response_bytes, left, raw)
+    output = _scrub(shown.text, secrets)
+    ok = response.status < 400 and shown.read
+    return ToolResult.ok(output) if ok else ToolResult.error(output)
 
 
 def _leaves(p: Any) -> list[str]:

@@ -71,7 +71,7 @@ async def text_in_child(program: str, fd: int, budget: Budget, *more: str) -> tu
         out = await asyncio.wait_for(_collect(process, cap), budget.seconds)
     except TimeoutError:
         raise PdfRefused(
-            f"reading its text took over {budget.seconds:g} s (the time budget)"
+            f"reading its text took over {budget.seconds:.3g} s (the time budget)"
         ) from None
     finally:
         # Also on cancellation (the executor's own timeout): no parse outlives its call.

@@ -143,14 +143,20 @@ async def test_allow_in_this_chat_covers_the_same_target_until_new(bot: Bot) -> 
     edited = [m for m in bot.telegram.messages(OWNER) if m["message_id"] == message["message_id"]]
     assert "Allowed in this chat (until /new)" in edited[0]["text"]
     assert await audit(bot).rules() == []  # nothing is saved for later conversations
+    # The press is audited as `session`, by the owner: `augure invocations` tells it from
+    # a plain Approve.
+    pressed = (await audit(bot).listing(tool="send_note"))[0]
+    assert (pressed["approval_status"], pressed["decided_by"]) == ("session", f"telegram:{OWNER}")
+    assert pressed["status"] == "completed"
 
-    # The same target runs unasked in this conversation, audited as `session`...
+    # The same target runs unasked in this conversation, audited as `session` by the grant...
     bot.llm.script(tool("send_note", {"to": "alice", "text": "2"}), text("two"))
     bot.telegram.inject_message(OWNER, "second")
     await final_reply(bot, "two")
     assert len(test_tools.outbox(bot.home)) == 2
     record = (await audit(bot).listing(tool="send_note"))[0]
-    assert (record["approval_status"], record["decided_by"]) == ("approved", "session")
+    assert (record["approval_status"], record["decided_by"]) == ("session", "session")
+    assert record["status"] == "completed"
 
     # ...a neighbour still asks, and after /new the same target asks again.
     bot.llm.script(tool("send_note", {"to": "bob", "text": "3"}), text("three"))

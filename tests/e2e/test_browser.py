@@ -199,6 +199,11 @@ async def test_link_navigation_press_and_long_text(pool: BrowserPool, site: Serv
     article = await act(pool, Call("extract", "default"))
     assert "Paragraph 0:" in article.output
     assert "[text cut at 20000 of " in article.output and "Paragraph 399" not in article.output
+    # No more of the page is read than `http` would read of it ([tools.http]
+    # max_response_bytes): a page's scripts can make it any size.
+    capped = await act(pool, Call("extract", "default", page_bytes=2000))
+    assert "Paragraph 0:" in capped.output and "Paragraph 30:" not in capped.output
+    assert "[only the first 2000 of " in capped.output, capped.output[-300:]
 
     back = await act(pool, Call("navigate", "default", url=f"{site.url}/"))
     assert back.success and "Page: Home" in back.output

@@ -139,6 +139,19 @@ async def test_read_prefers_text_converts_html_and_leaves_mail_unseen(mail: Fake
     assert not ok and f"no message with uid {uids[-1] + 100}" in missing
 
 
+async def test_an_html_body_nested_past_the_stack_is_read_in_the_budgeted_child(
+    mail: FakeMail,
+) -> None:
+    # Outside content: 12,000 nested <div> tags once ran markdownify past Python's stack in
+    # the tool's thread, and the read failed. In the child it is read as plain words.
+    depth = 12_000
+    mail.send(message("Deep", html="<div>" * depth + "the words" + "</div>" * depth))
+    (uid,) = mail.messages()
+    ok, output = await run(mail, action="read", uid=uid)
+    assert ok, output[:300]
+    assert "Subject: Deep" in output and "the words" in output and "<div>" not in output
+
+
 async def test_read_caps_a_huge_body(mail: FakeMail) -> None:
     mail.send(message("Huge", text="x" * 50_000))
     (uid,) = mail.messages()

@@ -14,7 +14,8 @@ from pydantic import SecretStr
 
 from augure.cli import doctor
 from augure.config.settings import LLMConfig, load_config
-from augure.llm.client import LLM, Fault, LLMError
+from augure.llm.client import LLM
+from augure.llm.faults import Fault, LLMError
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import augure, environment
 from tests.fakes.openai import FakeOpenAI, Reply, error, quota_exhausted, text, too_long

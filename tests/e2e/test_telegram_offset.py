@@ -167,3 +167,56 @@ async def test_update_ids_that_start_again_are_new_messages_not_resends(tmp_path
             await telegram.wait_for("sendMessage", timeout=20)
             assert [m["text"] for m in telegram.messages(OWNER)] == [f"echo {word}"]
             await kill(process)
+
+
+async def test_a_hundred_updates_behind_a_slow_one_hide_no_newer_update(tmp_path: Path) -> None:
+    """Telegram hands out at most 100 updates from the offset, and the offset waits for the
+    slowest: with one voice note being heard and 100 messages queued behind it in its chat
+    (a busy group), every newer update stayed out of sight, a button press and another
+    chat's message included. Held updates are now parked in state.db, so the offset moves
+    past them; a kill then loses none of them."""
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = bot_env_with_voice(tmp_path, telegram, llm)
+        env["AUGURE_ALLOWED_USERS"] = f"{OWNER},{FRIEND}"
+        process = await launch(env)
+        try:
+            await telegram.wait_polling(timeout=20)
+            llm.responder = echo
+            telegram.inject_message(OWNER, "/start")
+            await until_true(lambda: len(telegram.messages(OWNER)) == 1, "/start answered")
+            greeting = telegram.messages(OWNER)[0]["message_id"]
+            llm.transcription_text = "call the bank"
+            llm.transcription_delay = 120
+            telegram.inject_message(OWNER, voice=b"OggS fake opus bytes")
+            await until_true(lambda: len(llm.transcriptions) == 1, "the transcription began")
+            for n in range(100):  # each waits for the voice note: the chat's order
+                telegram.inject_message(OWNER, f"queued{n}")
+            press = telegram.press_button(OWNER, greeting, "ap:none:approve", forged=True)
+            telegram.inject_message(FRIEND, "hello")
+
+            await until_true(lambda: echoed(telegram, FRIEND) == ["hello"], "friend answered")
+            await until_true(
+                lambda: any(a.get("callback_query_id") == press for a in telegram.callback_answers),
+                "the button press answered",
+            )
+            # ...while the voice note is still being heard and its chat still waits: nothing
+            # was said in it since the greeting (not even that the note could not be heard).
+            assert [m["message_id"] for m in telegram.messages(OWNER)] == [greeting]
+        finally:
+            await kill(process)
+
+        # Killed mid-transcription: the parked updates come back from state.db (Telegram was
+        # told it may forget them), the voice note from Telegram; each answered once.
+        llm.transcription_delay = 0
+        process = await launch(env)
+        try:
+            await until_true(lambda: "queued99" in echoed(telegram, OWNER), "queue answered")
+            await telegram.wait_idle(quiet=1.0, timeout=20)
+            words = echoed(telegram, OWNER)
+            assert [w for w in words if w.startswith("queued")] == [
+                f"queued{n}" for n in range(100)
+            ]
+            assert words.count("bank") == 1, words
+            assert echoed(telegram, FRIEND) == ["hello"]
+        finally:
+            await kill(process)

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from augure.llm.client import LLMError, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
+from augure.llm.client import LLMResponse, TextSink, ToolCallRequest, ToolCallSink
+from augure.llm.faults import LLMError
 
 Answer = LLMResponse | LLMError
 Responder = Callable[["Request"], Answer | Awaitable[Answer]]

@@ -247,6 +247,12 @@ class FakeUpstream(FakeServer):
             return web.Response(
                 body=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", content_type="image/png"
             )
+        if name == "deep-json":  # JSON nested deeper than Python's stack
+            return web.Response(text="[" * 100_000, content_type="application/json")
+        if name == "nested":  # a hostile page: `depth` <header> tags, one inside the other
+            depth = int(request.query.get("depth", "12000"))
+            page = "<html><body>" + "<header>" * depth + "x" + "</header>" * depth
+            return web.Response(text=page + "</body></html>", content_type="text/html")
         if name.endswith(".html"):  # a saved web page (tests/fixtures/pages/)
             page = Path(__file__).parent.parent / "fixtures" / "pages" / name
             return web.Response(body=page.read_bytes(), content_type="text/html", charset="utf-8")

@@ -363,7 +363,9 @@ async def test_every_gate_holds_on_every_caller_path(
         if path.chatting:
             # Asked once, `Allow in this chat` pressed; the same target then runs unasked.
             assert [r.in_chat for r in w.owner.asked] == [True]
-            assert decided == [("approved", "owner"), ("approved", "session")]
+            # Both audited `session` (the press by the owner, the next by the grant), so
+            # `augure invocations` tells them from a plain Approve.
+            assert decided == [("session", "owner"), ("session", "session")]
         else:  # no owner in this chat: not offered, and nothing is allowed beyond the call
             assert [r.in_chat for r in w.owner.asked] == [False, False]
             assert decided == [("approved", "owner"), ("approved", "owner")]

@@ -5,6 +5,7 @@ fails here, instead of keeping a forgotten chat's words."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,3 +127,23 @@ async def test_forgetting_a_guest_chat_removes_its_inbox_and_workspace(tmp_path:
     assert (tmp_path / "inboxes" / "43" / "plan.txt").read_text() == "plan of 43"
     assert (tmp_path / "workspaces" / "43" / "notes.md").read_text() == "notes of 43"
     assert isinstance(FILES["inboxes"], Wiped) and isinstance(FILES["workspaces"], Wiped)
+
+
+async def test_a_parked_update_of_the_chat_is_forgotten_and_another_chats_kept(
+    tmp_path: Path,
+) -> None:
+    store = await Store.open(tmp_path / "state.db")
+    try:
+        for update_id, chat in ((1, 42), (2, 43)):
+            message = {"chat": {"id": chat}, "text": "t"}
+            body = json.dumps({"update_id": update_id, "message": message})
+            await store.db.execute(
+                "INSERT INTO parked_updates (update_id, digest, body, parked_at) "
+                "VALUES (?, 'd', ?, 0)",
+                (update_id, body),
+            )
+        await forget_chat(store.db, tmp_path, "42")
+        left = await store.db.fetchall("SELECT update_id FROM parked_updates")
+    finally:
+        await store.close()
+    assert [row[0] for row in left] == [2]

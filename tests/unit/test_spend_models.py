@@ -11,7 +11,7 @@ import pytest
 from augure.config.budget import Prices, Roles
 from augure.config.settings import ConfigError, load_config
 from augure.llm.budget import SUBAGENT, SUMMARY, working_as
-from augure.llm.client import Fault, LLMError
+from augure.llm.faults import Fault, LLMError
 from augure.llm.models import Entry, Models
 from augure.store.spend import ModelCall
 from tests.cores import Cores

@@ -16,7 +16,8 @@ from augure.agent.subagent import run_subagent
 from augure.common.caller import Caller
 from augure.config.settings import load_config
 from augure.core.app import Core
-from augure.llm.client import LLMError, LLMResponse, ToolCallRequest
+from augure.llm.client import LLMResponse, ToolCallRequest
+from augure.llm.faults import LLMError
 from augure.tools.base import Tool
 from tests.cores import Cores
 from tests.e2e.tools import fetch_page

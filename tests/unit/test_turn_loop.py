@@ -11,7 +11,7 @@ import pytest
 from augure.agent.history import SUMMARY_PROMPT
 from augure.config.settings import load_config
 from augure.core.app import Core
-from augure.llm.client import LLMError
+from augure.llm.faults import LLMError
 from tests.cores import Cores
 from tests.fakes.model import Request, ScriptedModel, answer, call
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
 
 from telegram import Update
 
 from augure.channels.telegram.ledger import UpdateLedger, delivery
+from augure.store.inbox import Inbox
+from augure.store.state import Store
 
 
 def updates(*ids: int) -> tuple[Update, ...]:
@@ -71,3 +75,50 @@ def test_a_resend_is_the_same_delivery_and_a_reused_id_is_not() -> None:
     assert delivery(message("hello")) == delivery(message("hello"))  # Telegram's resend
     assert delivery(message("hello"))[0] == delivery(message("other"))[0] == 5
     assert delivery(message("hello")) != delivery(message("other"))  # a new count's update 5
+
+
+class _InboxFront:
+    """The four verbs of the core the ledger uses, on a real Inbox in a real state.db."""
+
+    def __init__(self, inbox: Any) -> None:
+        self.inbox = inbox
+
+    async def taken_updates(self) -> set[tuple[int, str]]:
+        return set(await self.inbox.taken_updates())
+
+    async def record_update(self, delivery: tuple[int, str]) -> None:
+        await self.inbox.record_update(delivery)
+
+    async def park_updates(self, held: list[tuple[tuple[int, str], str]]) -> None:
+        await self.inbox.park(held)
+
+    async def parked_updates(self) -> list[str]:
+        return await self.inbox.parked()
+
+
+async def test_parked_updates_let_the_offset_pass_and_come_back_until_taken(
+    tmp_path: Path,
+) -> None:
+    store = await Store.open(tmp_path / "state.db")
+    try:
+        front = cast(Any, _InboxFront(Inbox(store.db)))
+        ledger = UpdateLedger()
+        await ledger.open(front)
+        ledger.fresh(updates(5, 6, 7), 0)
+        await ledger.settle(Update(update_id=6))
+        assert ledger.offset(8) == 5
+        await ledger.park()  # 5 and 7 are still being handled: kept in state.db
+        assert ledger.offset(8) == 8  # Telegram may forget them now
+        await ledger.settle(Update(update_id=5))  # taken: its parked copy goes with it
+
+        # A kill here: the next run gets 7 back from state.db, not from Telegram.
+        later = UpdateLedger()
+        await later.open(front)
+        assert ids(tuple(await later.unparked(cast(Any, None)))) == [7]
+        assert later.offset(9) == 9  # it is parked still: the offset is not held for it
+        await later.settle(Update(update_id=7))
+        again = UpdateLedger()
+        await again.open(front)
+        assert await again.unparked(cast(Any, None)) == []
+    finally:
+        await store.close()

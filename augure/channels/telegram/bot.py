@@ -59,7 +59,7 @@ from augure.config.settings import Config
 from augure.core.front import Front, StateError, StoreBusy
 from augure.core.lifespan import Augure, Companion
 from augure.host.home import HomeError, HomeLock
-from augure.llm.client import LLMError
+from augure.llm.faults import LLMError
 from augure.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,8 @@ class TelegramBot:
         assert self.application.updater is not None
         await self.folder.hand_back()  # before polling: what waited comes first, in order
         await self.ledger.open(self.front)  # Telegram resends what a previous run took
+        for update in await self.ledger.unparked(self.application.bot):
+            await self.application.update_queue.put(update)  # Telegram will not resend these
         try:
             await self.application.updater.start_polling(
                 allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY], timeout=30

@@ -11,6 +11,12 @@ twice in one run.
 Across runs, an update settled just before a kill is sent again by Telegram, which was never
 told. Settled update ids are kept in state.db (written with the inbox row when the update
 carried a message) and an update a previous run took is skipped.
+
+Telegram hands out at most 100 updates from the offset: behind one slow update (a voice note
+being heard) and 99 more, every newer update (a button press, another chat) would stay out of
+sight. When a poll's whole batch is updates already handed out, those still being handled
+are parked in state.db, whole, and the offset moves past them; each leaves the table in the
+transaction that records it taken, and a start hands the bot what a kill left there.
 """
 
 from __future__ import annotations
@@ -22,19 +28,22 @@ import json
 import logging
 from collections.abc import Sequence
 
-from telegram import Update
+from telegram import Bot, Update
 
 from augure.core.front import Front
 
 log = logging.getLogger(__name__)
 
 
+def _body(update: Update) -> str:
+    return json.dumps(update.to_dict(), sort_keys=True, default=str)
+
+
 def delivery(update: Update) -> tuple[int, str]:
     """The update's id and a digest of its content: Telegram's resend of an update is the
     same pair; another update under a reused id (a new count after a week's silence, another
     bot token) is not."""
-    text = json.dumps(update.to_dict(), sort_keys=True, default=str)
-    return update.update_id, hashlib.sha256(text.encode()).hexdigest()[:32]
+    return update.update_id, hashlib.sha256(_body(update).encode()).hexdigest()[:32]
 
 
 class UpdateLedger:
@@ -45,6 +54,8 @@ class UpdateLedger:
         self._handed_out: set[int] = set()  # at or above the last offset sent
         self._taken_before: set[tuple[int, str]] = set()
         self._recorded: set[int] = set()  # stored with their inbox row already
+        self._held: dict[int, Update] = {}  # unsettled, by id: what parking writes
+        self._parked: set[int] = set()  # unsettled, but kept in state.db: the offset may pass
         self._settled = asyncio.Event()
         self._front: Front | None = None
 
@@ -56,11 +67,12 @@ class UpdateLedger:
     # -- the polling side ------------------------------------------------------------------
 
     def offset(self, requested: int | None) -> int | None:
-        """The offset to send: never past an update still being handled."""
+        """The offset to send: never past an update still being handled, unless parked."""
         self._settled.clear()
-        if requested is None or requested <= 0 or not self._unsettled:
+        holding = self._unsettled - self._parked
+        if requested is None or requested <= 0 or not holding:
             return requested
-        return min(requested, min(self._unsettled))
+        return min(requested, min(holding))
 
     def fresh(self, updates: Sequence[Update], sent: int | None) -> tuple[Update, ...]:
         """What a poll Telegram answered returned, less the updates already handed out in
@@ -72,7 +84,36 @@ class UpdateLedger:
         for update in fresh:
             self._handed_out.add(update.update_id)
             self._unsettled.add(update.update_id)
+            self._held[update.update_id] = update
         return fresh
+
+    async def park(self) -> None:
+        """A poll's whole batch was updates already handed out: Telegram sends no newer one
+        until the offset passes those still being handled, so they are kept in state.db,
+        whole, and the offset may pass them."""
+        waiting = [u for n, u in sorted(self._held.items()) if n not in self._parked]
+        if not waiting or self._front is None:
+            return
+        try:
+            await self._front.park_updates([(delivery(u), _body(u)) for u in waiting])
+        except Exception:  # not parked: the offset stays held, nothing is lost
+            log.exception("could not park %d updates still being handled", len(waiting))
+            return
+        self._parked.update(u.update_id for u in waiting)
+        log.info("parked %d updates still being handled", len(waiting))
+
+    async def unparked(self, bot: Bot) -> list[Update]:
+        """At start, the updates a previous run parked and did not take: handed out again,
+        as Telegram will not send them."""
+        assert self._front is not None, "opened first"
+        updates = [
+            Update.de_json(json.loads(body), bot) for body in await self._front.parked_updates()
+        ]
+        for update in updates:
+            self._unsettled.add(update.update_id)
+            self._held[update.update_id] = update
+            self._parked.add(update.update_id)
+        return updates
 
     async def until_settled(self, seconds: float) -> None:
         """A poll brought back only updates still being handled: Telegram answers such a poll
@@ -101,4 +142,6 @@ class UpdateLedger:
             self._recorded.discard(update_id)
             self._taken_before.discard(delivery(update))
             self._unsettled.discard(update_id)
+            self._held.pop(update_id, None)
+            self._parked.discard(update_id)
             self._settled.set()

@@ -31,6 +31,8 @@ RECONNECT_SECONDS = 5.0  # the longest pause between two attempts while the API 
 # While an update is being handled, a poll returns it again at once: the next poll waits at
 # most this long for it to settle (a new message meanwhile comes at most this late).
 RESENT_PAUSE_SECONDS = 1.0
+# The most updates one getUpdates returns: a batch this full may hide newer ones.
+FULL_BATCH = 100
 
 
 class PollingBot(ExtBot[None]):
@@ -53,7 +55,10 @@ class PollingBot(ExtBot[None]):
             return ()  # the offset may not have reached Telegram: nothing is forgotten
         fresh = self.ledger.fresh(updates, offset)
         if updates and not fresh and kwargs.get("timeout"):
-            await self.ledger.until_settled(RESENT_PAUSE_SECONDS)
+            if len(updates) >= (kwargs.get("limit") or FULL_BATCH):
+                await self.ledger.park()  # newer updates wait behind these: let them through
+            else:
+                await self.ledger.until_settled(RESENT_PAUSE_SECONDS)
         return fresh
 
     async def _poll(self, *args: Any, **kwargs: Any) -> tuple[Update, ...] | None:

@@ -37,13 +37,17 @@ from augure.tools.browser.session import (
     Session,
     find_executable,
 )
-from augure.tools.readable import readable
+from augure.tools.http import HttpSettings, RequestError, load_settings
+from augure.tools.page_text import PageUnread, page_text
+from augure.tools.readable import UNTITLED
 
 Action = Literal[
     "open", "navigate", "snapshot", "click", "type", "press", "extract", "screenshot", "close"
 ]
 SNAPSHOT_LIMIT = 10_000
 EXTRACT_LIMIT = 20_000
+# The most time `extract` gives a page's readable text, well inside the tool's timeout.
+EXTRACT_SECONDS = 30.0
 
 
 # Playwright's error classes by their public names, looked up when an `except` clause is
@@ -79,6 +83,15 @@ class Call:
     selector: str | None = None
     text: str | None = None
     key: str | None = None
+    # The most of a page `extract` reads: `[tools.http] max_response_bytes`, as `http` would.
+    page_bytes: int = HttpSettings().max_response_bytes
+
+
+def page_bytes(config: Config) -> int:
+    try:
+        return load_settings(config).max_response_bytes
+    except RequestError:  # the http tool reports its own configuration
+        return HttpSettings().max_response_bytes
 
 
 def settings_of(config: Config) -> BrowserSettings:
@@ -226,7 +239,8 @@ async def browser(
         return ToolResult.error(str(exc))
     except ValidationError as exc:
         return ToolResult.error(f"fix [tools.browser]: {describe(exc)}")
-    return await act(pool, Call(action, session, url, ref, selector, text, key))
+    call = Call(action, session, url, ref, selector, text, key, page_bytes(ctx.config))
+    return await act(pool, call)
 
 
 def _doing(action: str, session: str, url: str | None) -> str:
@@ -333,10 +347,23 @@ async def _extract(pool: BrowserPool, call: Call) -> ToolResult:
         html = await element.evaluate("element => element.outerHTML")
     else:
         html = await found.page.content()  # the page as it is now, scripts' changes included
-    # The same readable text as `http` gives; parsed off the event loop, as a page can be big.
-    text = await asyncio.to_thread(readable, html, found.page.url, False)
+    markup = html.encode("utf-8", "replace")
+    read = markup[: call.page_bytes].decode("utf-8", "ignore")
+    # The same readable text as `http` gives, made in a child process held to budgets, as
+    # the page is whatever its server and scripts made of it (augure/tools/page_text.py).
+    try:
+        text, _ = await page_text(
+            read, found.page.url, EXTRACT_SECONDS, 2 * call.page_bytes, mode=UNTITLED
+        )
+    except PageUnread as exc:
+        return ToolResult.error(f"extract: the page's readable text was not made: {exc}; stopped")
     if len(text) > EXTRACT_LIMIT:
         text = f"{text[:EXTRACT_LIMIT]}\n[text cut at {EXTRACT_LIMIT} of {len(text)} characters]"
+    if len(markup) > call.page_bytes:
+        text += (
+            f"\n[only the first {call.page_bytes} of {len(markup)} bytes of the page were read: "
+            "[tools.http] max_response_bytes]"
+        )
     title = await found.page.title()
     return ToolResult.ok(f"Page: {title}\nURL: {found.page.url}\n\n{text}")
 
