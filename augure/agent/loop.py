@@ -14,11 +14,12 @@ from augure.agent import history
 from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt, now_note
 from augure.agent.dispatch import Dispatch
+from augure.agent.later import take_later
+from augure.agent.offered import offered_schemas
 from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
-from augure.agent.turn import Content, Reply, Turn, TurnState, TurnStream
-from augure.codemode.tool import code_mode_schema
+from augure.agent.turn import Content, Later, Reply, Turn, TurnState, TurnStream
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
@@ -77,6 +78,7 @@ class Agent:
         asked_from: str | None = None,
         follow_ups: Sequence[Content] = (),
         received: Sequence[int] = (),
+        later: Later | None = None,
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
         `follow_ups` came after `content` and are answered with it (docs/telegram.md).
@@ -85,14 +87,14 @@ class Agent:
         the outside source of `content` when it is not the owner's words. A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
         then a restart finds the reply stored and unsent. `received`: the inbox rows of the
-        messages, taken out of the inbox as the turn is stored (docs/durability.md)."""
+        messages, taken out of the inbox as the turn is stored (docs/durability.md); `later`
+        gives what the owner sent meanwhile, asked before each further model call."""
         # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
         caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
         grants = self._grants[chat_id] if caller.started_by == "chat" else None
         caller = dataclasses.replace(caller, grants=grants)
-        turn = Turn(
-            turn_id or new_id(), chat_id, caller, turn_id is not None, asked_from, tuple(received)
-        )
+        awaits_delivery, turn_id = turn_id is not None, turn_id or new_id()
+        turn = Turn(turn_id, chat_id, caller, awaits_delivery, asked_from, tuple(received), later)
         async with self._locks[chat_id]:
             try:
                 return await self._turn(turn, [content, *follow_ups], stream)
@@ -135,7 +137,9 @@ class Agent:
         state = await self._begin(turn, asked, stream)
         max_loops = self.config.agent.max_loops
         budget = self.config.agent.token_budget
-        for _ in range(max_loops):
+        for step in range(max_loops):
+            if step:  # what the owner sent meanwhile, read before the model answers
+                await take_later(state, self.store, self._clean)
             if budget and state.tally.total >= budget:
                 return await self._finish(
                     state,
@@ -277,16 +281,8 @@ class Agent:
         )
         return reply
 
-    def _schemas(
-        self, loaded: set[str], allowed: frozenset[str] | None = None
-    ) -> list[dict[str, Any]]:
-        if allowed is not None:  # a skill's turn: its declared tools, loaded or not
-            return [self.registry.schema(t) for t in self.registry.list() if t.name in allowed]
-        # Code mode offers one tool whose description carries every tool as a typed `api.*`
-        # function: one model call can then chain several tools.
-        if self.config.code_mode.enabled:
-            return [code_mode_schema(self.registry)]
-        return self.registry.to_function_schemas(loaded)
+    def _schemas(self, loaded: set[str], allowed: frozenset[str] | None) -> list[dict[str, Any]]:
+        return offered_schemas(self.registry, self.config.code_mode.enabled, loaded, allowed)
 
     def _said(self, message: dict[str, Any]) -> dict[str, Any]:
         """What the model said, as history keeps it: a secret it wrote (in a call's arguments,

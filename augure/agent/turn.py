@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -13,6 +14,8 @@ from augure.store.state import TurnUsage
 from augure.tools.base import Artifact, RunContext
 
 Content = str | list[dict[str, Any]]
+# The owner's messages that arrived while the turn ran, with their inbox ids, or None.
+Later = Callable[[], tuple[list[Content], list[int]] | None]
 
 
 class TurnStream(Protocol):
@@ -41,6 +44,7 @@ class Turn:
     awaits_delivery: bool
     asked_from: str | None = None  # the message is outside content from this source
     received: tuple[int, ...] = ()  # its messages' inbox rows, consumed as it begins
+    later: Later | None = None  # follow-ups taken in before each further model call
 
     @property
     def origin(self) -> str:

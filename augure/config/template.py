@@ -70,7 +70,7 @@ DESCRIPTIONS: dict[str, str] = {
     "telegram.allowed_users": "Telegram user ids that may use the bot (env AUGURE_ALLOWED_USERS)",
     "telegram.streaming": "show long answers growing while the model writes",
     "telegram.fold_seconds": "messages this close to the previous one are answered in one "
-    "model call; 0 = only those sent while a turn runs",
+    "model call; 0 = answer at once, fold only those sent while a turn runs",
     "telegram.proxy": "http://, https:// or socks5:// URL for the Bot API; unset = "
     "HTTPS_PROXY / ALL_PROXY",
     "approval": "Approval of write and high-risk tool calls.",

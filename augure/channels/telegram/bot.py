@@ -381,6 +381,7 @@ class TelegramBot:
                 turn_id=turn_id,
                 follow_ups=contents[1:],
                 received=received,
+                later=lambda: self.folder.later(chat_id),
             )
         if by_voice:
             await reply_by_voice(self.delivery, front, chat_id, reply.text)
