@@ -184,7 +184,7 @@ async def test_kill_after_a_folded_turn_is_stored_tells_the_owner_once_and_keeps
         await crash(env, telegram, llm, slow, "first", folded)
         await sending
         asked = len(llm.requests)
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered=INTERRUPTED_UNSEEN)
         assert first == INTERRUPTED_UNSEEN and second == ""
         assert stored_user_messages(tmp_path / "state.db") == ["first", "second", "third"]
         assert len(llm.requests) == asked  # nothing asked again after the restarts
