@@ -120,7 +120,6 @@ async def test_a_batch_holding_a_voice_note_says_so_for_a_spoken_answer() -> Non
     folder.add(7, "first, typed")
     folder.add(7, "[Voice note, transcribed]: and this, said", spoken=True)
     await asyncio.wait_for(answers.done.wait(), 5)
-    await folder.close()
     assert answers.batches == [(7, ["first, typed", "[Voice note, transcribed]: and this, said"])]
     assert answers.spoken == [True]
     answers.done.clear()
@@ -241,3 +240,14 @@ async def test_a_message_still_being_read_or_a_voice_note_is_left_for_the_next_t
     assert folder.later(1) is None  # an earlier message still downloading keeps the order
     chat.reading = 0
     assert folder.later(1) == (["typed"], [])
+
+
+async def test_a_stop_does_not_wait_out_a_window_and_leaves_the_batch_unanswered() -> None:
+    """What waits for a window is in the inbox already: a stop leaves it to the next start
+    rather than spend its few seconds waiting (or answer it early)."""
+    answers = Answers()
+    folder = Folder(answers.answer, answers.failed, fold_seconds=30)
+    folder.add(1, "later")
+    await asyncio.sleep(0.05)
+    await settled(folder)  # well within the window
+    assert answers.batches == []

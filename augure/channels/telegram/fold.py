@@ -70,6 +70,7 @@ class Folder:
         self._failed = failed
         self.fold_seconds = fold_seconds
         self._chats: dict[int, _Chat] = {}
+        self._closing = False
         self.inbox: Front | None = None  # where messages are kept while they wait
 
     async def take(
@@ -152,7 +153,11 @@ class Folder:
         return merge_albums(batch), received
 
     async def close(self) -> None:
-        """Waits for the batches being answered; the caller bounds the wait."""
+        """Waits for the batches being answered; the caller bounds the wait. A batch still
+        waiting (a window, an album's last part) is in the inbox: left to the next start."""
+        self._closing = True
+        for chat in self._chats.values():
+            chat.changed.set()
         drains = [chat.drain for chat in self._chats.values() if chat.drain is not None]
         try:
             await asyncio.gather(*drains, return_exceptions=True)
@@ -163,7 +168,8 @@ class Folder:
     async def _drain(self, chat_id: int, chat: _Chat) -> None:
         try:
             while chat.parts:
-                await self._quiet(chat)
+                if not await self._quiet(chat):
+                    return  # stopping: it stays in the inbox for the next start
                 batch, chat.parts = chat.parts, []
                 received = [part.received for part in batch if part.received is not None]
                 chat.answering = received
@@ -188,12 +194,15 @@ class Folder:
         except Exception:  # still waiting: the next start answers it instead
             log.exception("could not take a failed batch out of the inbox")
 
-    async def _quiet(self, chat: _Chat) -> None:
+    async def _quiet(self, chat: _Chat) -> bool:
+        """True once the batch may go; False if a stop comes while it waits."""
         while True:
             chat.changed.clear()
             wait = self._wait_left(chat) if not chat.reading else None
             if wait is not None and wait <= 0:
-                return
+                return True
+            if self._closing:
+                return False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(chat.changed.wait(), wait)
 
