@@ -59,13 +59,16 @@ class Model:
         return next(at for at, words in self.asked if word in words)
 
 
-def home() -> Path:
-    """A fresh home per bot, under the run's temporary folder."""
-    return Path(tempfile.mkdtemp(dir=HOMES))
+def shipped(telegram: FakeTelegram, llm: FakeOpenAI) -> dict[str, str]:
+    """The bot's environment in a fresh home under the run's temporary folder, with the
+    shipped `fold_seconds` (whatever a test harness sets)."""
+    env = environment(Path(tempfile.mkdtemp(dir=HOMES)), telegram, llm)
+    env.pop("AUGURE__TELEGRAM__FOLD_SECONDS", None)
+    return env
 
 
 async def started(telegram: FakeTelegram, llm: FakeOpenAI, bot: str) -> asyncio.subprocess.Process:
-    process = await spawn(environment(home(), telegram, llm), *(() if bot == AUGURE else (bot,)))
+    process = await spawn(shipped(telegram, llm), *(() if bot == AUGURE else (bot,)))
     await telegram.wait_polling(timeout=30)
     if bot == AUGURE:
         await telegram.wait_for("setMyCommands", timeout=30)
@@ -140,8 +143,7 @@ async def footprint(bot: str) -> dict[str, float]:
     for _ in range(STARTS + 1):  # the first start writes the bytecode cache: not counted
         async with FakeTelegram() as telegram, FakeOpenAI() as llm:
             began = time.monotonic()
-            env = environment(home(), telegram, llm)
-            process = await spawn(env, *(() if bot == AUGURE else (bot,)))
+            process = await spawn(shipped(telegram, llm), *(() if bot == AUGURE else (bot,)))
             starts.append(await telegram.wait_polling(timeout=30) - began)
             await stop(process)
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
