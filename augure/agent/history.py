@@ -264,10 +264,14 @@ def show_asked(
     """Puts a turn's messages as the model sees them (`asked`: images included) where their
     stored copies are in `messages`; returns position -> stored copy, to put back once the
     turn is answered. Found by identity: compaction may have summarised an older one away,
-    never the newest."""
+    never the newest. Searched from the end, where they are, not through the whole history
+    on every turn."""
     which = {id(message): n for n, message in enumerate(stored)}
     shown: dict[int, dict[str, Any]] = {}
-    for position, message in enumerate(messages):
+    for position in range(len(messages) - 1, -1, -1):
+        if len(shown) == len(stored):
+            break
+        message = messages[position]
         n = which.get(id(message))
         if n is None or stored[n] is not message:
             continue

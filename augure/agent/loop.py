@@ -14,6 +14,7 @@ from augure.agent import history, offer
 from augure.agent.compaction import compact
 from augure.agent.context import build_system_prompt, now_note
 from augure.agent.dispatch import Dispatch
+from augure.agent.later import take_later
 from augure.agent.personas import Personas
 from augure.agent.taint import reading_of
 from augure.agent.tally import Tally
@@ -21,6 +22,7 @@ from augure.agent.turn import (
     NOTHING_CARRIED,
     Carried,
     Content,
+    Later,
     Reply,
     Turn,
     TurnState,
@@ -87,6 +89,7 @@ class Agent:
         follow_ups: Sequence[Content] = (),
         received: Sequence[int] = (),
         carried: Carried = NOTHING_CARRIED,
+        later: Later | None = None,
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
         `follow_ups` came after `content` and are answered with it (docs/telegram.md).
@@ -96,13 +99,16 @@ class Agent:
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
         then a restart finds the reply stored and unsent. `received`: the inbox rows of the
         messages, taken out of the inbox as the turn is stored (docs/durability.md).
-        `carried`: what the unit that wrote `content` had read (a job's maker)."""
+        `carried`: what the unit that wrote `content` had read (a job's maker); `later` gives
+        what the owner sent meanwhile, asked before each further model call."""
         # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
         caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
         grants = self._grants[chat_id] if caller.started_by == "chat" else None
         caller = dataclasses.replace(caller, grants=grants)
         awaits = turn_id is not None
-        turn = Turn(turn_id or new_id(), chat_id, caller, awaits, asked_from, (*received,), carried)
+        turn = Turn(
+            turn_id or new_id(), chat_id, caller, awaits, asked_from, (*received,), carried, later
+        )
         async with self._locks[chat_id]:
             try:
                 return await self._turn(turn, [content, *follow_ups], stream)
@@ -145,7 +151,9 @@ class Agent:
         state = await self._begin(turn, asked, stream)
         max_loops = self.config.agent.max_loops
         budget = self.config.agent.token_budget
-        for _ in range(max_loops):
+        for step in range(max_loops):
+            if step:  # what the owner sent meanwhile, read before the model answers
+                await take_later(state, self.store, self._clean)
             if budget and state.tally.total >= budget:
                 return await self._finish(
                     state,
@@ -182,7 +190,7 @@ class Agent:
         conversation = await self._conversation(turn.chat_id)
         # Images go to the model for this turn only; history keeps a text note, so a photo is
         # not sent (and paid for) again on every later turn.
-        asked = [self.redact(c) if isinstance(c, str) else self.redact.value(c) for c in asked]
+        asked = [self._clean(content) for content in asked]
         stored = [{"role": "user", "content": history.text_only(c)} for c in asked]
         # Stored with its turn before anything else happens: a crash from here on loses
         # nothing the owner said, and the restart knows a reply was owed.
@@ -273,18 +281,7 @@ class Agent:
             conversation.messages = history.prune(conversation.messages, state.mistaken)
             await self.store.replace_messages(conversation.id, conversation.messages, fresh=last)
             last = []  # the rewrite stored (and archived) it
-        usage = None
-        if state.tally.calls:
-            system, messages = state.system, conversation.messages
-            usage = state.tally.usage(
-                self.llm.model,
-                system.text,
-                system.memory_chars,
-                state.schemas,
-                text,
-                messages,
-                sizes=conversation.sizes,
-            )
+        usage = state.usage(self.llm.model, text)
         reply = Reply(self.redact(text), state.artifacts, usage, turn.id)
         await self.store.finish_turn(
             turn.id,
@@ -302,6 +299,9 @@ class Agent:
         in its answer) is used by the call or redacted in the reply, never kept to go back to
         the model. (Tool results come redacted from the executor.)"""
         return cast(dict[str, Any], self.redact.value(message))
+
+    def _clean(self, content: Content) -> Content:
+        return self.redact(content) if isinstance(content, str) else self.redact.value(content)
 
 
 def tool_message(call_id: str, result: ToolResult) -> dict[str, Any]:

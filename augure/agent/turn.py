@@ -16,6 +16,8 @@ from augure.tools.base import Artifact, RunContext
 Content = str | list[dict[str, Any]]
 # Done instead of closing a chat's conversation, with its turns held off (a forget).
 Wipe = Callable[[str], Awaitable[object]]
+# The owner's messages that arrived while the turn ran, with their inbox ids, or None.
+Later = Callable[[], tuple[list[Content], list[int]] | None]
 
 
 class TurnStream(Protocol):
@@ -59,6 +61,7 @@ class Turn:
     asked_from: str | None = None  # the message is outside content from this source
     received: tuple[int, ...] = ()  # its messages' inbox rows, consumed as it begins
     carried: Carried = NOTHING_CARRIED
+    later: Later | None = None  # follow-ups taken in before each further model call
 
     @property
     def origin(self) -> str:
@@ -92,3 +95,19 @@ class TurnState:
         messages = [self.system.as_message(), *self.conversation.messages]
         messages.insert(max(self.asked) + 1, self.clock)  # +1: after the system prompt
         return messages
+
+    def usage(self, model: str, answer: str) -> TurnUsage | None:
+        """What the turn's model calls cost, split by part of the request; None if it made
+        none."""
+        if not self.tally.calls:
+            return None
+        conversation = self.conversation
+        return self.tally.usage(
+            model,
+            self.system.text,
+            self.system.memory_chars,
+            self.schemas,
+            answer,
+            conversation.messages,
+            sizes=conversation.sizes,
+        )

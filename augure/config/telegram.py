@@ -28,9 +28,10 @@ class TelegramConfig(BaseModel):
     owner: int | None = None
     streaming: bool = True
     # Follow-ups within this many seconds of the previous message are answered in the same
-    # model call as it (docs/telegram.md, "Follow-ups"); 0 folds only those that arrive
-    # while a turn of the chat runs.
-    fold_seconds: float = Field(default=1.0, ge=0, le=60)
+    # model call as it (docs/telegram.md, "Follow-ups"). 0: a lone message is answered at
+    # once, and only what arrives while a turn of the chat runs is folded (a window made
+    # every lone message wait for it).
+    fold_seconds: float = Field(default=0.0, ge=0, le=60)
     # For where the Bot API is blocked (docs/telegram.md, "Behind a proxy"); unset, the
     # usual HTTPS_PROXY / ALL_PROXY / NO_PROXY variables apply.
     proxy: str | None = None

@@ -76,7 +76,7 @@ DESCRIPTIONS: dict[str, str] = {
     "Every other allowed user is a guest (docs/security.md#guests)",
     "telegram.streaming": "show long answers growing while the model writes",
     "telegram.fold_seconds": "messages this close to the previous one are answered in one "
-    "model call; 0 = only those sent while a turn runs",
+    "model call; 0 = answer at once, fold only those sent while a turn runs",
     "telegram.proxy": "http://, https:// or socks5:// URL for the Bot API; unset = "
     "HTTPS_PROXY / ALL_PROXY",
     "approval": "Approval of write and high-risk tool calls.",

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from augure import __version__
 from augure.agent.personas import Personas
-from augure.agent.turn import Content, Reply, TurnStream
+from augure.agent.turn import Content, Later, Reply, TurnStream
 from augure.approval.gate import ApprovalGate
 from augure.background import TaskManager
 from augure.common.logins import LoginTokens
@@ -180,9 +180,11 @@ class Front:
         turn_id: str | None = None,
         follow_ups: Sequence[Content] = (),
         received: Sequence[int] = (),
+        later: Later | None = None,
     ) -> Reply:
         """`follow_ups`: messages that came after `content`, answered in the same turn.
-        `received`: their ids from `receive`, out of the inbox once the turn is stored."""
+        `received`: their ids from `receive`, out of the inbox once the turn is stored.
+        `later`: what arrives while the turn runs, taken into it before a further call."""
         agent = self._running().agent
         return await agent.handle(
             chat_id,
@@ -191,6 +193,7 @@ class Front:
             turn_id=turn_id,
             follow_ups=follow_ups,
             received=received,
+            later=later,
         )
 
     async def receive(

@@ -70,10 +70,15 @@ class Store:
             (time.time(), chat_id),
         )
 
-    async def add_messages(self, conversation_id: int, messages: list[dict[str, Any]]) -> None:
+    async def add_messages(
+        self, conversation_id: int, messages: list[dict[str, Any]], received: Sequence[int] = ()
+    ) -> None:
+        """`received`: the inbox rows of owner messages among them, which leave the inbox in
+        the same transaction (augure.store.inbox)."""
         rows = _message_rows(conversation_id, messages)
 
         def add(connection: sqlite3.Connection) -> None:
+            consume(connection, received)
             _insert_messages(connection, rows)
             archive_messages(connection, conversation_id, messages)
 

@@ -49,9 +49,8 @@ def bot_environment(home: Path, telegram: FakeTelegram, llm: FakeOpenAI) -> dict
         "AUGURE__LLM__REQUEST_TIMEOUT_SECONDS": "5",
         # A test that forgets to press a button fails in seconds, not two minutes.
         "AUGURE__APPROVAL__TIMEOUT_SECONDS": "5",
-        # Each message is answered at once, not a second later; the tests of folding
-        # (test_fold.py) set the window they need.
-        "AUGURE__TELEGRAM__FOLD_SECONDS": "0",
+        # `[telegram] fold_seconds` as shipped (0: each message answered at once); the tests
+        # of folding (test_fold.py) set the window they need.
     }
 
 

@@ -128,8 +128,9 @@ async def launch(env: dict[str, str]) -> asyncio.subprocess.Process:
 
 
 async def until(db: Path, query: str) -> None:
-    """Wait until the database shows the state a crash must come after."""
-    for _ in range(200):
+    """Wait until the database shows the state a crash must come after (a loaded machine
+    may take a while to get there)."""
+    for _ in range(600):
         with contextlib.closing(sqlite3.connect(db)) as connection:
             if connection.execute(query).fetchone():
                 return

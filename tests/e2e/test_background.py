@@ -403,7 +403,8 @@ async def test_kill_with_background_work_running_tells_the_owner_once(tmp_path: 
         process.kill()  # SIGKILL: no chance to clean up
         await process.wait()
 
-        first, second = await restart_twice(env, telegram)
+        recovered = "was interrupted by a restart and did not finish"
+        first, second = await restart_twice(env, telegram, recovered=recovered)
         ((task_id,),) = rows(db, "SELECT id FROM tasks")
         assert f"Background task {task_id} (" in first and "slow_job" in first
         assert "was interrupted by a restart and did not finish" in first

@@ -8,6 +8,8 @@ import contextlib
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,13 +83,22 @@ async def test_a_database_locked_by_another_process_for_8_s_delays_the_answer_on
 # -- crashes: a real `augure run` process, killed with SIGKILL ----------------------------
 
 
+# A loaded machine can take many seconds to start a bot and answer what it recovered: the
+# helpers below wait for the event itself, this long at most, never for a stretch of quiet.
+RECOVERY_SECONDS = 60.0
+
+
+async def until_true(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + RECOVERY_SECONDS
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await asyncio.sleep(0.05)
+
+
 async def new_poll(telegram: FakeTelegram, polls: int) -> None:
     """Wait for a getUpdates from a newly started bot (after `polls` seen before)."""
-    for _ in range(400):
-        if len(telegram.polls_started) > polls:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the restarted bot never polled")
+    await until_true(lambda: len(telegram.polls_started) > polls, "the restarted bot polled")
 
 
 async def stop(process: asyncio.subprocess.Process) -> None:
@@ -100,23 +111,35 @@ def integrity(db: Path) -> str:
         return str(connection.execute("PRAGMA integrity_check").fetchone()[0])
 
 
-async def restart_twice(env: dict[str, str], telegram: FakeTelegram) -> list[str]:
-    """Start after the crash, then once more: returns what each start said, per start."""
+async def restart_twice(
+    env: dict[str, str], telegram: FakeTelegram, *, recovered: str
+) -> list[str]:
+    """Start after the crash, then once more: returns what each start said, per start. The
+    first start is waited for until it has said `recovered` (what the crash left it owing,
+    or a part of it), however long a loaded machine takes; then, as for the second start,
+    until the chat is quiet, so that anything said twice would show."""
     said = []
-    for _ in range(2):
+    for owed in (recovered, ""):
         before, polls = len(telegram.calls), len(telegram.polls_started)
         process = await launch(env)
         await new_poll(telegram, polls)
-        await telegram.wait_idle(quiet=0.5, timeout=10)
-        said.append(
-            "\n".join(
-                str(c.params.get("text"))
-                for c in telegram.calls[before:]
-                if c.method in ("sendMessage", "editMessageText")
-            )
+        await until_true(
+            lambda: owed in spoken(telegram, before),  # noqa: B023 (awaited in this pass)
+            f"the restarted bot said {owed!r}",
         )
+        await telegram.wait_idle(quiet=0.5, timeout=RECOVERY_SECONDS)
+        said.append(spoken(telegram, before))
         await stop(process)
     return said
+
+
+def spoken(telegram: FakeTelegram, since: int) -> str:
+    """The texts the bot sent or edited in since the `since`th call to the fake."""
+    return "\n".join(
+        str(c.params.get("text"))
+        for c in telegram.calls[since:]
+        if c.method in ("sendMessage", "editMessageText")
+    )
 
 
 async def crash(
@@ -142,7 +165,7 @@ async def test_kill_mid_stream_finalises_the_preview_in_place_once(tmp_path: Pat
         await crash(env, telegram, llm, story, "tell me a long story", shown)
         (preview,) = telegram.messages(OWNER)
 
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered=INTERRUPTED_NOTE)
         (finalised,) = telegram.messages(OWNER)
         assert finalised["message_id"] == preview["message_id"]
         assert finalised["text"].startswith("word0 word1")
@@ -157,7 +180,7 @@ async def test_kill_before_any_preview_tells_the_owner_to_ask_again_once(tmp_pat
         late = text("too late", delay=30)
         running = "SELECT 1 FROM turns WHERE status = 'running'"
         await crash(env, telegram, llm, late, "what time is it?", running)
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered=INTERRUPTED_UNSEEN)
         assert first == INTERRUPTED_UNSEEN and second == ""
         with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as connection:
             (stored,) = connection.execute("SELECT content FROM messages").fetchall()
@@ -172,7 +195,7 @@ async def test_kill_mid_tool_records_it_interrupted_names_it_once_and_never_reru
         job = tool("slow_job", {"name": "backup"})
         running = "SELECT 1 FROM invocations WHERE status = 'running'"
         await crash(env, telegram, llm, job, "run the backup job", running)
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered="interrupted")
         assert "`slow_job`" in first or "slow_job" in first
         assert "interrupted" in first and second == ""
         code, out, _ = await augure("invocations", "--tool", "slow_job", "--json", env=env)
@@ -188,7 +211,7 @@ async def test_kill_with_an_approval_pending_expires_it_once_and_never_runs(
         env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
         note = tool("send_note", {"to": "ivy", "text": "x"})
         await crash(env, telegram, llm, note, "tell ivy", PENDING_SHOWN)
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered="the assistant restarted")
         assert "the assistant restarted" in first and second == ""
         request = telegram.messages(OWNER)[0]
         assert not request.get("reply_markup")

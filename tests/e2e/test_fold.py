@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from augure.core.recovery import INTERRUPTED_UNSEEN
+from augure.tools.base import RunContext, Tool, ToolResult, tool
 from tests.e2e.conftest import OWNER, Bot, bot_environment
-from tests.e2e.helpers import environment, is_clock, this_turn
+from tests.e2e.helpers import environment, is_clock, this_turn, until
 from tests.e2e.test_chat_experience import png
 from tests.e2e.test_durability import crash, restart_twice
 from tests.fakes.openai import FakeOpenAI, Reply, text
+from tests.fakes.openai import tool as tool_call
 from tests.fakes.telegram import FakeTelegram
 
 
@@ -39,6 +41,46 @@ async def answers(telegram: FakeTelegram, count: int) -> list[str]:
 @pytest.fixture
 def bot_env() -> dict[str, str]:
     return {"AUGURE__TELEGRAM__STREAMING": "false"}
+
+
+# Set by a test once the owner's next message waits in the inbox: the tool works until then.
+MORE_WAITING: list[asyncio.Event] = []
+
+
+@tool("look_up")
+async def look_up(ctx: RunContext, what: str) -> ToolResult:
+    """Looks something up (slowly: until the owner has written again)."""
+    await MORE_WAITING[-1].wait()
+    return ToolResult.ok(f"{what}: found")
+
+
+@pytest.fixture
+def extra_tools() -> list[Tool]:
+    MORE_WAITING.append(asyncio.Event())
+    return [look_up]
+
+
+async def test_a_message_sent_while_a_tool_runs_is_read_before_the_model_answers(
+    bot: Bot,
+) -> None:
+    """Not a turn of its own: the model reads it after the tool's result, and one answer
+    covers both (a lone message is not held back: the first starts its turn at once)."""
+    bot.llm.script(tool_call("look_up", {"what": "trains"}), text("the 9:12, and yes"))
+    bot.telegram.inject_message(OWNER, "next train?")
+    await bot.llm.wait_requests(1, timeout=10)
+    bot.telegram.inject_message(OWNER, "and is it on time?")
+    await until(bot.home / "state.db", "SELECT 1 FROM inbox WHERE content = 'and is it on time?'")
+    MORE_WAITING[-1].set()
+
+    assert await answers(bot.telegram, 1) == ["the 9:12, and yes"]
+    first, then = bot.llm.requests
+    assert this_turn(first) == ["next train?"]
+    assert this_turn(then) == ["and is it on time?"]
+    assert then["messages"][-3]["role"] == "tool"  # after the tool's result, before the answer
+    assert stored_user_messages(bot.home / "state.db") == ["next train?", "and is it on time?"]
+    with contextlib.closing(sqlite3.connect(bot.home / "state.db")) as connection:
+        assert connection.execute("SELECT count(*) FROM inbox").fetchone()[0] == 0
+        assert connection.execute("SELECT count(*) FROM turns").fetchone()[0] == 1
 
 
 async def test_three_messages_during_a_slow_turn_are_answered_in_one_further_call(
@@ -69,7 +111,7 @@ async def test_three_messages_during_a_slow_turn_are_answered_in_one_further_cal
 async def test_messages_within_fold_seconds_are_answered_in_one_call(bot: Bot) -> None:
     bot.llm.script(text("both at once"))
     bot.telegram.inject_message(OWNER, "book a table")
-    await asyncio.sleep(0.3)  # well within fold_seconds (1.0, the default)
+    await asyncio.sleep(0.3)  # well within fold_seconds (1.0 here; 0 by default)
     bot.telegram.inject_message(OWNER, "for four people")
 
     assert await answers(bot.telegram, 1) == ["both at once"]
@@ -142,7 +184,7 @@ async def test_kill_after_a_folded_turn_is_stored_tells_the_owner_once_and_keeps
         await crash(env, telegram, llm, slow, "first", folded)
         await sending
         asked = len(llm.requests)
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered=INTERRUPTED_UNSEEN)
         assert first == INTERRUPTED_UNSEEN and second == ""
         assert stored_user_messages(tmp_path / "state.db") == ["first", "second", "third"]
         assert len(llm.requests) == asked  # nothing asked again after the restarts

@@ -68,7 +68,7 @@ async def test_kill_while_a_message_waits_for_the_window_answers_it_once_after_r
         assert telegram.messages(OWNER) == [] and llm.requests == []  # not answered before
 
         llm.responder = echo
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered="echo remember")
         assert echoed(telegram, OWNER) == ["remember"]  # answered, once
         assert first == "echo remember" and second == ""
         assert len(llm.requests) == 1
@@ -93,7 +93,7 @@ async def test_kill_while_follow_ups_wait_behind_a_running_turn_answers_them_onc
         await kill(process)
 
         llm.responder = echo
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered="echo first second third")
         # The turn cut off is reported once; what waited behind it is answered once, in order,
         # by one turn (the model also reads "first", which the cut-off turn never answered).
         assert first == f"{INTERRUPTED_UNSEEN}\necho first second third" and second == ""
@@ -118,7 +118,7 @@ async def test_kill_while_an_album_waits_answers_it_after_restart_as_one_message
         await kill(process)
 
         llm.script(text("the second"))
-        await restart_twice(env, telegram)
+        await restart_twice(env, telegram, recovered="the second")
         (request,) = llm.requests
         (album,) = this_turn(request)  # one user message, both images in it, in order
         assert [part["type"] for part in album] == ["text", "image_url", "text", "image_url"]
@@ -140,5 +140,5 @@ async def test_a_clean_stop_that_cuts_the_wait_short_leaves_the_message_for_the_
         assert llm.requests == []
 
         llm.responder = echo
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered="echo later")
         assert first == "echo later" and second == ""

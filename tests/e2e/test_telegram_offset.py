@@ -7,13 +7,12 @@ kill, which Telegram therefore sends again, is not answered twice."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 from tests.e2e.conftest import OWNER, bot_environment
 from tests.e2e.helpers import environment, launch, this_turn, until
 from tests.e2e.test_chat_experience import png
-from tests.e2e.test_durability import echo, echoed, restart_twice
+from tests.e2e.test_durability import echo, echoed, restart_twice, until_true
 from tests.e2e.test_fold_inbox import WAITING, inbox_rows, kill
 from tests.fakes.openai import FakeOpenAI, text
 from tests.fakes.telegram import FakeTelegram
@@ -47,14 +46,6 @@ async def polled_after_delivery(telegram: FakeTelegram, update_id: int) -> None:
     raise AssertionError(f"update {update_id} was never handed out")
 
 
-async def until_true(check: Callable[[], bool], what: str) -> None:
-    for _ in range(400):
-        if check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never happened: {what}")
-
-
 async def test_kill_while_a_voice_note_is_transcribed_answers_it_once_after_restart(
     tmp_path: Path,
 ) -> None:
@@ -74,7 +65,7 @@ async def test_kill_while_a_voice_note_is_transcribed_answers_it_once_after_rest
 
         llm.transcription_delay = 0
         llm.responder = echo
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered=f"echo {HEARD}")
         assert first == f"echo {HEARD}" and second == ""  # answered, once
         assert len(llm.requests) == 1 and len(llm.transcriptions) == 2
 
@@ -96,7 +87,7 @@ async def test_kill_while_a_photo_is_downloaded_answers_it_once_after_restart(
 
         telegram.download_delay = 0
         llm.script(text("a tiny picture"))
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered="a tiny picture")
         assert first == "a tiny picture" and second == ""
         (request,) = llm.requests
         (photo,) = this_turn(request)
@@ -118,7 +109,7 @@ async def test_an_update_taken_just_before_a_kill_is_not_answered_twice(tmp_path
 
         telegram.release_polls()
         llm.responder = echo
-        first, second = await restart_twice(env, telegram)
+        first, second = await restart_twice(env, telegram, recovered="echo once")
         assert echoed(telegram, OWNER) == ["once"]  # Telegram sent it again: taken once
         assert first == "echo once" and second == ""
         assert len(llm.requests) == 1 and inbox_rows(tmp_path / "state.db") == 0

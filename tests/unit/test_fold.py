@@ -12,7 +12,7 @@ import pytest
 
 from augure.channels.telegram import fold
 from augure.channels.telegram.fold import Content, Folder, _Part, merge_albums
-from augure.config.settings import load_config
+from augure.config.settings import TelegramConfig, load_config
 from augure.core.front import Front
 from augure.core.lifespan import Augure
 
@@ -120,7 +120,6 @@ async def test_a_batch_holding_a_voice_note_says_so_for_a_spoken_answer() -> Non
     folder.add(7, "first, typed")
     folder.add(7, "[Voice note, transcribed]: and this, said", spoken=True)
     await asyncio.wait_for(answers.done.wait(), 5)
-    await folder.close()
     assert answers.batches == [(7, ["first, typed", "[Voice note, transcribed]: and this, said"])]
     assert answers.spoken == [True]
     answers.done.clear()
@@ -189,3 +188,66 @@ async def test_a_secret_in_a_message_is_masked_before_it_is_stored_to_wait(
         waiting = await front.waiting()
     assert len(waiting) == 2 and secret not in repr(waiting)
     assert secret.encode() not in (tmp_path / "state.db").read_bytes()
+
+
+async def test_a_lone_message_starts_its_turn_before_any_timer_could_fire() -> None:
+    """With the shipped settings nothing holds a lone message: its batch is answered after a
+    few turns of the event loop, with no clock involved (a window of any length would need
+    one)."""
+    answers = Answers()
+    folder = Folder(answers.answer, answers.failed, TelegramConfig().fold_seconds)
+    with folder.reading(1):
+        folder.add(1, "hello")
+    for _ in range(10):
+        await asyncio.sleep(0)  # yields to the loop; no timer can fire
+    assert answers.batches == [(1, ["hello"])]
+    await settled(folder)
+
+
+async def test_what_arrives_during_a_turn_is_taken_into_it_once_and_not_answered_again() -> None:
+    folder: Folder
+    taken: list[tuple[list[Content], list[int]] | None] = []
+    go_on = asyncio.Event()
+
+    async def answer(
+        chat_id: int, contents: list[Content], spoken_in: bool, received: list[int]
+    ) -> None:
+        answers.batches.append((chat_id, contents))
+        await go_on.wait()  # the turn runs a tool; then, before its next model call:
+        taken.append(folder.later(chat_id))
+        taken.append(folder.later(chat_id))
+
+    answers = Answers()
+    folder = Folder(answer, answers.failed, fold_seconds=0)
+    folder.add(1, "first")
+    await asyncio.sleep(0.05)
+    folder.add(1, "second")
+    folder.add(1, "third")
+    go_on.set()
+    await settled(folder)
+    assert answers.batches == [(1, ["first"])]  # no further turn for the taken ones
+    assert taken == [(["second", "third"], []), None]
+
+
+async def test_a_message_still_being_read_or_a_voice_note_is_left_for_the_next_turn() -> None:
+    answers = Answers()
+    folder = Folder(answers.answer, answers.failed, fold_seconds=0)
+    chat = fold._Chat(parts=[_Part("said", None, spoken=True)])
+    folder._chats[1] = chat
+    assert folder.later(1) is None  # may be answered by voice: a turn of its own
+    chat.parts = [_Part("typed", None)]
+    chat.reading = 1
+    assert folder.later(1) is None  # an earlier message still downloading keeps the order
+    chat.reading = 0
+    assert folder.later(1) == (["typed"], [])
+
+
+async def test_a_stop_does_not_wait_out_a_window_and_leaves_the_batch_unanswered() -> None:
+    """What waits for a window is in the inbox already: a stop leaves it to the next start
+    rather than spend its few seconds waiting (or answer it early)."""
+    answers = Answers()
+    folder = Folder(answers.answer, answers.failed, fold_seconds=30)
+    folder.add(1, "later")
+    await asyncio.sleep(0.05)
+    await settled(folder)  # well within the window
+    assert answers.batches == []

@@ -42,7 +42,7 @@ from augure.channels.telegram.inbound import (
     in_group,
     without_mention,
 )
-from augure.channels.telegram.ledger import UpdateLedger, delivery
+from augure.channels.telegram.ledger import UpdateLedger
 from augure.channels.telegram.media import document_text, photo_content, voice_bytes
 from augure.channels.telegram.personas import PREFIX as PERSONA
 from augure.channels.telegram.personas import on_persona_button, persona_command
@@ -356,7 +356,9 @@ class TelegramBot:
         """The message stored in the inbox with its update's id, in one transaction."""
         assert update.effective_chat is not None
         chat_id = update.effective_chat.id
-        await self.folder.take(chat_id, content, album, spoken=spoken, delivery=delivery(update))
+        await self.folder.take(
+            chat_id, content, album, spoken=spoken, delivery=self.ledger.delivery_of(update)
+        )
         self.ledger.recorded(update.update_id)
 
     async def _answer(
@@ -383,6 +385,7 @@ class TelegramBot:
                 turn_id=turn_id,
                 follow_ups=contents[1:],
                 received=received,
+                later=lambda: self.folder.later(chat_id),
             )
         if by_voice:
             await reply_by_voice(self.delivery, front, chat_id, reply.text)

@@ -3,9 +3,10 @@
 People write in bursts: a question, then a correction, then a photo. Each message of a chat
 joins the chat's pending batch in arrival order; one drain per chat hands the batch to a
 single turn once the chat is quiet: no message of it still being read (a download, a
-transcription), none newer than `fold_seconds`, and no album part newer than
-ALBUM_SECONDS. Whatever arrives while that turn runs waits for it and becomes the next batch,
-so a burst costs one model call, not one per message.
+transcription), none newer than `fold_seconds` (0 by default: a lone message is answered at
+once), and no album part newer than ALBUM_SECONDS. Whatever arrives while that turn runs is
+taken into it before its next model call when it is still working through tools (`later`),
+or else becomes the next batch, so a burst costs one further model call, not one per message.
 
 Telegram counts a message delivered once the bot has read it, so each is stored in the core's
 inbox before it waits here (`take`); the agent stores the whole batch with its turn, and takes
@@ -58,6 +59,7 @@ class _Chat:
     album_arrival: float = 0.0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     drain: asyncio.Task[None] | None = None
+    answering: list[int] = field(default_factory=list)  # inbox ids of the running turn
 
 
 class Folder:
@@ -68,6 +70,7 @@ class Folder:
         self._failed = failed
         self.fold_seconds = fold_seconds
         self._chats: dict[int, _Chat] = {}
+        self._closing = False
         self.inbox: Front | None = None  # where messages are kept while they wait
 
     async def take(
@@ -134,8 +137,27 @@ class Folder:
         if chat.drain is None:
             chat.drain = asyncio.create_task(self._drain(chat_id, chat))
 
+    def later(self, chat_id: int) -> tuple[list[Content], list[int]] | None:
+        """For the chat's running turn, before its next model call: what arrived since it
+        began, if the chat is quiet (nothing still being read, no album part or window
+        pending), with its inbox ids. A voice note is left to a turn of its own, which may
+        answer it by voice."""
+        chat = self._chats.get(chat_id)
+        if chat is None or not chat.parts or chat.reading or self._wait_left(chat) > 0:
+            return None
+        if any(part.spoken for part in chat.parts):
+            return None
+        batch, chat.parts = chat.parts, []
+        received = [part.received for part in batch if part.received is not None]
+        chat.answering.extend(received)  # a failed turn dismisses them with its batch
+        return merge_albums(batch), received
+
     async def close(self) -> None:
-        """Waits for the batches being answered; the caller bounds the wait."""
+        """Waits for the batches being answered; the caller bounds the wait. A batch still
+        waiting (a window, an album's last part) is in the inbox: left to the next start."""
+        self._closing = True
+        for chat in self._chats.values():
+            chat.changed.set()
         drains = [chat.drain for chat in self._chats.values() if chat.drain is not None]
         try:
             await asyncio.gather(*drains, return_exceptions=True)
@@ -146,9 +168,11 @@ class Folder:
     async def _drain(self, chat_id: int, chat: _Chat) -> None:
         try:
             while chat.parts:
-                await self._quiet(chat)
+                if not await self._quiet(chat):
+                    return  # stopping: it stays in the inbox for the next start
                 batch, chat.parts = chat.parts, []
                 received = [part.received for part in batch if part.received is not None]
+                chat.answering = received
                 try:
                     spoken = any(part.spoken for part in batch)
                     await self._answer(chat_id, merge_albums(batch), spoken, received)
@@ -170,12 +194,15 @@ class Folder:
         except Exception:  # still waiting: the next start answers it instead
             log.exception("could not take a failed batch out of the inbox")
 
-    async def _quiet(self, chat: _Chat) -> None:
+    async def _quiet(self, chat: _Chat) -> bool:
+        """True once the batch may go; False if a stop comes while it waits."""
         while True:
             chat.changed.clear()
             wait = self._wait_left(chat) if not chat.reading else None
             if wait is not None and wait <= 0:
-                return
+                return True
+            if self._closing:
+                return False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(chat.changed.wait(), wait)
 

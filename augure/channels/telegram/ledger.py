@@ -56,6 +56,9 @@ class UpdateLedger:
         self._recorded: set[int] = set()  # stored with their inbox row already
         self._held: dict[int, Update] = {}  # unsettled, by id: what parking writes
         self._parked: set[int] = set()  # unsettled, but kept in state.db: the offset may pass
+        # Each unsettled update's `delivery`, worked out once: its digest reads the whole
+        # update (python-telegram-bot's to_dict), the costliest step of taking a message in.
+        self._deliveries: dict[int, tuple[int, str]] = {}
         self._settled = asyncio.Event()
         self._front: Front | None = None
 
@@ -95,7 +98,7 @@ class UpdateLedger:
         if not waiting or self._front is None:
             return
         try:
-            await self._front.park_updates([(delivery(u), _body(u)) for u in waiting])
+            await self._front.park_updates([(self.delivery_of(u), _body(u)) for u in waiting])
         except Exception:  # not parked: the offset stays held, nothing is lost
             log.exception("could not park %d updates still being handled", len(waiting))
             return
@@ -123,8 +126,15 @@ class UpdateLedger:
 
     # -- the handling side -----------------------------------------------------------------
 
+    def delivery_of(self, update: Update) -> tuple[int, str]:
+        """`delivery(update)` for an update being handled."""
+        known = self._deliveries.get(update.update_id)
+        if known is None:
+            known = self._deliveries[update.update_id] = delivery(update)
+        return known
+
     def taken_before(self, update: Update) -> bool:
-        return delivery(update) in self._taken_before
+        return bool(self._taken_before) and self.delivery_of(update) in self._taken_before
 
     def recorded(self, update_id: int) -> None:
         """The update's message is in the inbox, its id with it: nothing left to record."""
@@ -135,12 +145,14 @@ class UpdateLedger:
         update_id = update.update_id
         try:
             if record and update_id not in self._recorded and self._front is not None:
-                await self._front.record_update(delivery(update))
+                await self._front.record_update(self.delivery_of(update))
         except Exception:  # Telegram may send it again after a restart: answered twice at worst
             log.exception("could not record that update %d was handled", update_id)
         finally:
             self._recorded.discard(update_id)
-            self._taken_before.discard(delivery(update))
+            taken = self._deliveries.pop(update_id, None)
+            if taken is not None:
+                self._taken_before.discard(taken)
             self._unsettled.discard(update_id)
             self._held.pop(update_id, None)
             self._parked.discard(update_id)
