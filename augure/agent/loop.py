@@ -265,7 +265,7 @@ class Agent:
                 messages,
                 sizes=conversation.sizes,
             )
-        reply = Reply(self.redact(text), state.artifacts, usage, turn.id)
+        reply = Reply(self.redact(text), state.artifacts, usage, turn.id, state.sources())
         await self.store.finish_turn(
             turn.id,
             reply.text,

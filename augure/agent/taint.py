@@ -9,15 +9,22 @@ reads that work's result as outside content, not as the owner's words.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from augure.agent import history
 from augure.common.caller import Reading
 from augure.tools.registry import ToolRegistry, brings_outside
-from augure.tools.result import MARKED, UNTRUSTED_CLOSE
+from augure.tools.result import MARKED, UNTRUSTED_CLOSE, UNTRUSTED_OPEN
 
 # Marked text inside a message is by construction not the owner's: the marker cannot be
-# opened or closed from inside the content (augure/tools/result.py).
+# opened or closed from inside the content (augure/tools/result.py). Its source is read too.
+SOURCED = re.compile(
+    re.escape(UNTRUSTED_OPEN).replace(re.escape("{source}"), '([^"]*)')
+    + "(.*?)"
+    + re.escape(UNTRUSTED_CLOSE),
+    re.DOTALL,
+)
 
 
 def reading_of(
@@ -54,8 +61,8 @@ def _read(
             reading.owner.append(text)
         elif role == "user":
             reading.owner.append(MARKED.sub("", text))
-            for marked in MARKED.findall(text):
-                reading.read(marked, "earlier report")
+            for source, marked in SOURCED.findall(text):
+                reading.read(marked, source)  # a forwarded message, an earlier report
 
 
 def _text(content: Any) -> str:

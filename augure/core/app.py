@@ -179,7 +179,7 @@ class TurnRunner:
             asked_from=report.source,
         )
         if self.notifier is not None:
-            await self.notifier.send(chat_id, reply.text)
+            await self.notifier.send(chat_id, reply.text, reply.sources)
             for artifact in [*report.files, *reply.artifacts]:
                 await self.notifier.deliver(chat_id, artifact)
 
