@@ -282,7 +282,7 @@ class Agent:
             await self.store.replace_messages(conversation.id, conversation.messages, fresh=last)
             last = []  # the rewrite stored (and archived) it
         usage = state.usage(self.llm.model, text)
-        reply = Reply(self.redact(text), state.artifacts, usage, turn.id)
+        reply = Reply(self.redact(text), state.artifacts, usage, turn.id, state.sources())
         await self.store.finish_turn(
             turn.id,
             reply.text,

@@ -11,16 +11,23 @@ content, not as the owner's words.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from augure.agent import history
 from augure.agent.turn import Turn
 from augure.common.caller import Reading
 from augure.tools.registry import ToolRegistry, brings_outside
-from augure.tools.result import ERROR, MARKED, OPENED, UNTRUSTED_CLOSE
+from augure.tools.result import ERROR, FORWARDED, MARKED, OPENED, UNTRUSTED_CLOSE, UNTRUSTED_OPEN
 
 # Marked text inside a message is by construction not the owner's: the marker cannot be
-# opened or closed from inside the content (augure/tools/result.py).
+# opened or closed from inside the content (augure/tools/result.py). Its source is read too.
+SOURCED = re.compile(
+    re.escape(UNTRUSTED_OPEN).replace(re.escape("{source}"), '([^"]*)')
+    + "(.*?)"
+    + re.escape(UNTRUSTED_CLOSE),
+    re.DOTALL,
+)
 
 
 def reading_of(conversation: history.Conversation, registry: ToolRegistry, turn: Turn) -> Reading:
@@ -73,8 +80,11 @@ def _read(
             reading.owner.append(text)
         elif role == "user":
             reading.owner.append(MARKED.sub("", text))
-            for marked in MARKED.findall(text):
-                reading.read(marked, "earlier report")
+            for source, marked in SOURCED.findall(text):
+                # A forwarded message offers its links as a mail does; an earlier report
+                # as the page it came from.
+                kind = "message" if source.startswith(FORWARDED) else "page"
+                reading.read(marked, source, kind)
 
 
 def _unmarked(text: str) -> str:

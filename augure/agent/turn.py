@@ -8,8 +8,10 @@ from typing import Any, Protocol
 
 from augure.agent import history
 from augure.agent.context import SystemPrompt
+from augure.agent.sources import sources_of
 from augure.agent.tally import Tally
 from augure.common.caller import Caller
+from augure.common.ports import Sources
 from augure.store.state import TurnUsage
 from augure.tools.base import Artifact, RunContext
 
@@ -36,6 +38,8 @@ class Reply:
     artifacts: list[Artifact] = field(default_factory=list)
     usage: TurnUsage | None = None
     turn_id: str | None = None
+    # The outside content its words drew on, for the channel to show (none by default).
+    sources: Sources = field(default_factory=Sources)
 
 
 @dataclass(frozen=True)
@@ -111,3 +115,7 @@ class TurnState:
             conversation.messages,
             sizes=conversation.sizes,
         )
+
+    def sources(self) -> Sources:
+        """What outside content the answer drew on: all the conversation the model read."""
+        return sources_of(self.ctx.caller.reading, self.conversation.messages)

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from augure.approval.shown import arguments_text
 from augure.channels.base import Channel
-from augure.common.ports import ApprovalRequest, Attachment, Decide, Decision, Verdict
+from augure.common.ports import (
+    NOT_KNOWN,
+    ApprovalRequest,
+    Attachment,
+    Decide,
+    Decision,
+    Sources,
+    Verdict,
+)
 from augure.core.front import Front
 
 CHAT_ID = "console"
@@ -26,8 +34,8 @@ class ConsoleChannel:
         self._asking = asyncio.Lock()  # one question on screen at a time
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def send(self, chat_id: str, markdown: str) -> None:
-        self._write(f"{markdown}\n")
+    async def send(self, chat_id: str, markdown: str, sources: Sources = NOT_KNOWN) -> None:
+        self._write(f"{markdown}\n")  # a terminal shows no link previews
 
     async def edit(self, chat_id: str, message_id: int, markdown: str) -> None:
         # A terminal cannot change what it printed: the new text follows.

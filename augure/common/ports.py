@@ -24,10 +24,41 @@ class Attachment(Protocol):
     def content(self) -> str | bytes: ...
 
 
+@dataclass(frozen=True)
+class Sources:
+    """The outside content a message's words drew on, named for the owner (a site's host, a
+    forwarded message's sender). The core decides it; the channel shows it: links with their
+    addresses, no link preview, and a last line naming them (docs/security.md, "The reply is
+    a way out"). `known` is False where the sender cannot tell (a job's stored result, a
+    notice): shown as outside content, with no line."""
+
+    names: tuple[str, ...] = ()
+    known: bool = True
+
+    @property
+    def outside(self) -> bool:
+        return bool(self.names) or not self.known
+
+    @property
+    def line(self) -> str:
+        """One short last line naming them (`from: example.com, mail`); empty without names."""
+        if not self.names:
+            return ""
+        shown = ", ".join(self.names[:LINE_NAMES])
+        more = len(self.names) - LINE_NAMES
+        return f"from: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+LINE_NAMES = 3  # the sources line stays one short line
+
+
+NOT_KNOWN = Sources(known=False)
+
+
 class Notifier(Protocol):
     """Delivers outside a turn: jobs' and background tasks' results, recovery notices."""
 
-    async def send(self, chat_id: str, markdown: str) -> None:
+    async def send(self, chat_id: str, markdown: str, sources: Sources = NOT_KNOWN) -> None:
         """Send a message to that chat, or to the owner when the chat is not one of this
         channel's (a job created from the terminal)."""
         ...

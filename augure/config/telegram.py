@@ -35,6 +35,9 @@ class TelegramConfig(BaseModel):
     # For where the Bot API is blocked (docs/telegram.md, "Behind a proxy"); unset, the
     # usual HTTPS_PROXY / ALL_PROXY / NO_PROXY variables apply.
     proxy: str | None = None
+    # docs/security.md, "The reply is a way out": previews, the sources line.
+    link_previews: bool = False
+    show_sources: bool = True
 
     _ids = field_validator("allowed_users", mode="before")(_split_ids)
 

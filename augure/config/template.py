@@ -79,6 +79,10 @@ DESCRIPTIONS: dict[str, str] = {
     "model call; 0 = answer at once, fold only those sent while a turn runs",
     "telegram.proxy": "http://, https:// or socks5:// URL for the Bot API; unset = "
     "HTTPS_PROXY / ALL_PROXY",
+    "telegram.link_previews": "link previews in answers of work that read no outside content; "
+    "off by default: Telegram's servers fetch a previewed link themselves, unasked",
+    "telegram.show_sources": "an answer that drew on outside content ends with a line naming "
+    "its sources",
     "approval": "Approval of write and high-risk tool calls.",
     "approval.enabled": "false only in a trusted lab: writes then run without asking",
     "approval.timeout_seconds": "no answer in time = rejected",

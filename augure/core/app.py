@@ -182,7 +182,7 @@ class TurnRunner:
             carried=Carried(fetches=report.fetches),
         )
         if self.notifier is not None:
-            await self.notifier.send(chat_id, reply.text)
+            await self.notifier.send(chat_id, reply.text, reply.sources)
             for artifact in [*report.files, *reply.artifacts]:
                 await self.notifier.deliver(chat_id, artifact)
 

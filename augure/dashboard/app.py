@@ -32,11 +32,14 @@ def build(
     dash = Dash(front, sessions, templates(front.config.zone), PAGES, base)
 
     async def login(request: Request) -> Response:
-        """GET with ?token= (the printed or sent link) or POST of the pasted token."""
-        if request.method == "POST":
-            token = (await request.form()).get("token")
-        else:
-            token = request.query_params.get("token")
+        """Only a POST logs in: the link's button, or a pasted token. A GET of the link (the
+        printed or sent one) shows the page with its token filled in and spends nothing: a
+        link preview's crawler, or anything else that follows links, only ever GETs
+        (docs/security.md, "The reply is a way out")."""
+        if request.method != "POST":
+            shown = request.query_params.get("token", "").strip()
+            return dash.render(request, "login.html", status=200 if shown else 401, token=shown)
+        token = (await request.form()).get("token")
         if not isinstance(token, str) or not token.strip():
             return dash.render(request, "login.html", status=401)
         session_id = sessions.open(token.strip())

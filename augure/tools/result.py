@@ -30,6 +30,8 @@ MARKED = re.compile(
 OPENED = re.compile(re.escape(UNTRUSTED_OPEN).replace(re.escape("{source}"), '([^"]*)'))
 # How an error result starts as the model reads it (`plain`).
 ERROR = "Error: "
+# The source of a message the owner forwarded: its sender's words, not the owner's.
+FORWARDED = "forwarded from "
 
 
 class Status(StrEnum):

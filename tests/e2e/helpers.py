@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -55,9 +56,23 @@ def this_turn(request: dict[str, Any]) -> list[Any]:
     return [m["content"] for m in messages[start:] if m["role"] == "user" and not is_clock(m)]
 
 
+SOURCES_LINE = re.compile(r"\n\n<i>from: [^<\n]+</i>")
+
+
+def is_answer(sent: object, expected: str) -> bool:
+    """`sent` is the answer `expected`, or it followed by the line naming the outside sources
+    it drew on (docs/telegram.md, "Link previews, addresses and the sources line"), which
+    tests/security/test_vulnerability_replies.py checks."""
+    if not isinstance(sent, str) or not sent.startswith(expected):
+        return False
+    rest = sent[len(expected) :]
+    return not rest or SOURCES_LINE.fullmatch(rest) is not None
+
+
 async def final_reply(bot: Bot, expected: str) -> None:
     await bot.telegram.wait_for(
-        lambda c: c.method == "sendMessage" and c.params.get("text") == expected, timeout=10
+        lambda c: c.method == "sendMessage" and is_answer(c.params.get("text"), expected),
+        timeout=10,
     )
 
 

@@ -26,6 +26,7 @@ from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 from augure.tools.browser.session import BrowserError, BrowserPool, BrowserSettings, find_executable
 from augure.tools.netguard import IPAddress
 from tests.e2e.conftest import OWNER, Bot
+from tests.e2e.helpers import is_answer
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
 
@@ -367,7 +368,8 @@ async def test_the_bot_browses_and_the_model_gets_the_page(
         telegram.inject_message(OWNER, "what does my site say?")
         await telegram.wait_for(
             lambda c: (
-                c.method == "sendMessage" and c.params.get("text") == "The page says Welcome."
+                c.method == "sendMessage"
+                and is_answer(c.params.get("text"), "The page says Welcome.")
             ),
             timeout=20,
         )

@@ -12,8 +12,10 @@ import socket
 import sqlite3
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from augure.host.home import HomeLock
 from augure.store.audit import Audit
@@ -76,13 +78,32 @@ async def test_it_serves_and_prints_a_one_time_link(tmp_path: Path) -> None:
         assert root.startswith("http://127.0.0.1:")
         status = await asyncio.to_thread(_status, f"{root}/")
         assert status == 401
-        assert await asyncio.to_thread(_status, link) == 200  # followed to the overview
-        assert await asyncio.to_thread(_status, link) == 401  # spent
+        assert await asyncio.to_thread(_status, link) == 200  # the page: a GET spends nothing
+        assert await asyncio.to_thread(_status, link) == 200
+        assert await asyncio.to_thread(_log_in_status, link) == 200  # followed to the overview
+        assert await asyncio.to_thread(_log_in_status, link) == 401  # spent
     finally:
         await _stopped(process)
     assert process.stderr is not None
     log = (await process.stderr.read()).decode()
     assert "token=" not in log and link.split("token=")[1] not in log
+
+
+def _log_in(opener: urllib.request.OpenerDirector, link: str) -> Any:
+    """What the link page's button does: POST its token, from the dashboard's own page."""
+    root, token = link.split("/login?token=")
+    form = urllib.parse.urlencode({"token": token}).encode()
+    request = urllib.request.Request(f"{root}/login", data=form, headers={"Origin": root})
+    return opener.open(request, timeout=10)
+
+
+def _log_in_status(link: str) -> int:
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    try:
+        with _log_in(opener, link) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
 
 
 def _status(url: str) -> int:
@@ -112,7 +133,7 @@ async def test_requests_a_stopped_bot_left_pending_are_rejected(tmp_path: Path) 
     process, link = await _started(tmp_path)
     try:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-        landed = await asyncio.to_thread(lambda: opener.open(link, timeout=10))
+        landed = await asyncio.to_thread(_log_in, opener, link)
         assert "Pending approvals" in landed.read().decode()
         root = landed.geturl().rstrip("/")  # the pages' secret path prefix
         approvals = await asyncio.to_thread(
@@ -159,8 +180,8 @@ async def test_augure_run_serves_it_when_enabled(
         sent = str(call.params["text"]).split()[-1]
         assert sent.split("?")[0] == printed.split("?")[0] and sent != printed
         for link in (printed, sent):  # each works once
-            assert await asyncio.to_thread(_status, link) == 200
-            assert await asyncio.to_thread(_status, link) == 401
+            assert await asyncio.to_thread(_log_in_status, link) == 200
+            assert await asyncio.to_thread(_log_in_status, link) == 401
     finally:
         await _stopped(process)
     log = (tmp_path / "logs" / "augure.log").read_text(encoding="utf-8")
@@ -174,7 +195,7 @@ async def test_standalone_the_tasks_page_lists_and_offers_no_cancel(tmp_path: Pa
     process, link = await _started(tmp_path)
     try:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-        landed = await asyncio.to_thread(lambda: opener.open(link, timeout=10))
+        landed = await asyncio.to_thread(_log_in, opener, link)
         root = landed.geturl().rstrip("/")  # the pages' secret path prefix
         page = await asyncio.to_thread(
             lambda: opener.open(f"{root}/tasks", timeout=10).read().decode()
@@ -192,7 +213,7 @@ async def test_with_no_bot_running_the_overview_says_the_scheduler_is_not_runnin
     process, link = await _started(tmp_path)
     try:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-        page = await asyncio.to_thread(lambda: opener.open(link, timeout=10).read().decode())
+        page = await asyncio.to_thread(lambda: _log_in(opener, link).read().decode())
     finally:
         await _stopped(process)
     assert "Scheduler: active" not in page

@@ -16,7 +16,7 @@ from augure.host.secrets import RedactingFilter
 from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
-from tests.e2e.helpers import is_clock, tool_results
+from tests.e2e.helpers import is_answer, is_clock, tool_results
 from tests.fakes.openai import FakeOpenAI, ToolCall, text, tool, tools
 from tests.fakes.telegram import FakeTelegram
 
@@ -32,7 +32,8 @@ def extra_tools() -> list[Tool]:
 async def run_turn(bot: Bot, message: str, answer: str) -> None:
     bot.telegram.inject_message(OWNER, message)
     await bot.telegram.wait_for(
-        lambda c: c.method == "sendMessage" and c.params.get("text") == answer, timeout=10
+        lambda c: c.method == "sendMessage" and is_answer(c.params.get("text"), answer),
+        timeout=10,
     )
 
 

@@ -18,7 +18,7 @@ from augure.tools.http import http_tool
 from augure.tools.registry import ToolRegistry
 from augure.tools.web_search import web_search
 from tests.e2e.conftest import OWNER, Bot
-from tests.e2e.helpers import tool_results
+from tests.e2e.helpers import is_answer, tool_results
 from tests.fakes.openai import text, tool
 from tests.fakes.search import FakeSearch, FakeUpstream
 
@@ -175,7 +175,8 @@ async def restart_with(bot: Bot, env: dict[str, str], toml: str = "") -> None:
 
 async def reply(bot: Bot, expected: str) -> None:
     await bot.telegram.wait_for(
-        lambda c: c.method == "sendMessage" and c.params.get("text") == expected, timeout=10
+        lambda c: c.method == "sendMessage" and is_answer(c.params.get("text"), expected),
+        timeout=10,
     )
 
 

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from aiohttp import web
 
-from tests.fakes import telegram_messages
+from tests.fakes import telegram_messages, telegram_previews
 from tests.fakes.audio import is_ogg_opus
 from tests.fakes.server import FakeServer
 from tests.fakes.telegram_html import ContentError, check_reply_markup, format_text, utf16_len
@@ -95,6 +95,15 @@ class ApiCall:
     status: int
     response: JSON
     at: float  # time.monotonic() when the request arrived
+
+
+@dataclass
+class Preview:
+    """An address Telegram's servers would fetch to preview a message the bot sent."""
+
+    chat_id: int
+    message_id: int
+    url: str
 
 
 @dataclass
@@ -167,6 +176,7 @@ class FakeTelegram(FakeServer):
         self.calls: list[ApiCall] = []
         self.commands: list[JSON] = []
         self.callback_answers: list[JSON] = []
+        self.previews: list[Preview] = []  # what Telegram would fetch, unasked, to preview
         self.polls_started: list[float] = []  # arrival of each getUpdates, before it answers
         self.poll_offsets: list[int | None] = []  # the offset each getUpdates confirmed with
         # Once a poll has answered with updates, the polls after it are held unanswered (until
@@ -624,6 +634,23 @@ class FakeTelegram(FakeServer):
         except ContentError as err:
             raise ApiError(str(err)) from None
 
+    def _preview_options(self, params: JSON) -> JSON | None:
+        try:
+            return telegram_previews.options(params)
+        except telegram_previews.PreviewError as err:
+            raise ApiError(str(err)) from None
+
+    def _previewed(self, message: JSON, entities: list[JSON], chosen: JSON | None) -> None:
+        """Record the preview Telegram would fetch; like Telegram, the message keeps the
+        options it was sent with."""
+        message.pop("link_preview_options", None)
+        if chosen is not None:
+            message["link_preview_options"] = chosen
+        url = telegram_previews.fetched(message["text"], entities, chosen)
+        if url is not None:
+            chat_id = message["chat"]["id"]
+            self.previews.append(Preview(chat_id, message["message_id"], url))
+
     def _markup(self, params: JSON) -> JSON | None:
         try:
             return check_reply_markup(params.get("reply_markup"))
@@ -759,8 +786,11 @@ class FakeTelegram(FakeServer):
             raise ApiError("Bad Request: message text is empty")
         if utf16_len(text) > 4096:
             raise ApiError("Bad Request: message is too long")
+        chosen = self._preview_options(params)
         content: JSON = {"text": text, **({"entities": entities} if entities else {})}
-        return self._send(params, lambda: content, params.get("text"))
+        message = self._send(params, lambda: content, params.get("text"))
+        self._previewed(message, entities, chosen)
+        return message
 
     async def _api_editMessageText(self, params: JSON) -> JSON:
         _, stored = self._find(params, "edit")
@@ -772,6 +802,7 @@ class FakeTelegram(FakeServer):
         if utf16_len(text) > 4096:
             raise ApiError("Bad Request: message is too long")
         markup = self._markup(params)
+        chosen = self._preview_options(params)
         message = stored.message
         new_markup = markup if markup and "inline_keyboard" in markup else None
         old = (message["text"], message.get("entities", []), message.get("reply_markup"))
@@ -786,6 +817,7 @@ class FakeTelegram(FakeServer):
             message["reply_markup"] = new_markup
         stored.raw_text, stored.parse_mode = params.get("text"), params.get("parse_mode")
         stored.reply_markup, stored.edits = markup, stored.edits + 1
+        self._previewed(message, entities, chosen)
         return message
 
     async def _api_editMessageReplyMarkup(self, params: JSON) -> JSON:

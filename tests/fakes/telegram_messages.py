@@ -98,3 +98,23 @@ def entities(text: str, extra: list[JSON] | None = None) -> list[JSON]:
             raise ValueError(f"entity {entity} lies outside the text")
         found.append(entity)
     return sorted(found, key=lambda e: (e["offset"], -e["length"]))
+
+
+def forwarded(kind: str, name: str, *, user_id: int = 5005, message_id: int = 77) -> JSON:
+    """`forward_origin` as Telegram shapes it (Bot API 7.0, MessageOrigin): "user" (a person
+    whose account may be linked), "hidden_user" (who chose not to be linked: a name only),
+    "chat" (sent on behalf of a group) or "channel" (a channel's post)."""
+    date = 1_700_000_000
+    if kind == "user":
+        sender = {"id": user_id, "is_bot": False, "first_name": name}
+        return {"forward_origin": {"type": "user", "date": date, "sender_user": sender}}
+    if kind == "hidden_user":
+        return {"forward_origin": {"type": "hidden_user", "date": date, "sender_user_name": name}}
+    if kind == "chat":
+        group = {"id": -100_000_000_000 - user_id, "type": "supergroup", "title": name}
+        return {"forward_origin": {"type": "chat", "date": date, "sender_chat": group}}
+    if kind == "channel":
+        channel = {"id": -100_000_000_000 - user_id, "type": "channel", "title": name}
+        origin = {"type": "channel", "date": date, "chat": channel, "message_id": message_id}
+        return {"forward_origin": origin}
+    raise ValueError(f"unknown forward origin {kind!r}")

@@ -14,7 +14,7 @@ import pytest
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest, Decide, Decision, Verdict
 from augure.channels.console import ConsoleChannel
-from augure.common.ports import Attachment
+from augure.common.ports import NOT_KNOWN, Attachment, Sources
 from augure.config.settings import load_config
 from augure.core.lifespan import Augure
 from augure.store.audit import Audit
@@ -180,7 +180,7 @@ class Outbox:
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []
 
-    async def send(self, chat_id: str, markdown: str) -> None:
+    async def send(self, chat_id: str, markdown: str, sources: Sources = NOT_KNOWN) -> None:
         self.sent.append((chat_id, markdown))
 
     async def edit(self, chat_id: str, message_id: int, markdown: str) -> None:

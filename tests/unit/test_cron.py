@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from augure.common.ports import NOT_KNOWN, Sources
 from augure.scheduler.jobs import Job, next_fire
 from augure.scheduler.service import JobError, Scheduler
 from augure.skills.model import SkillError, parse_skill_md
@@ -200,7 +201,7 @@ class Owner:
         self.turns.append(prompt)
         return "done"
 
-    async def send(self, chat_id: str, text: str) -> None:
+    async def send(self, chat_id: str, text: str, sources: Sources = NOT_KNOWN) -> None:
         self.told.append(text)
 
 

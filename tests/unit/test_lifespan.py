@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from augure.common.ports import ApprovalRequest, Attachment, Decide, Verdict
+from augure.common.ports import NOT_KNOWN, ApprovalRequest, Attachment, Decide, Sources, Verdict
 from augure.config.settings import load_config
 from augure.core.front import Front
 from augure.core.lifespan import Augure
@@ -50,7 +50,7 @@ class Inbound:
     async def close(self) -> None:
         self.calls.append("close")
 
-    async def send(self, chat_id: str, markdown: str) -> None: ...
+    async def send(self, chat_id: str, markdown: str, sources: Sources = NOT_KNOWN) -> None: ...
 
     async def edit(self, chat_id: str, message_id: int, markdown: str) -> None: ...
 

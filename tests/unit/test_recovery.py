@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from augure.approval.gate import ApprovalGate
+from augure.common.ports import NOT_KNOWN, Sources
 from augure.core.recovery import INTERRUPTED_NOTE, INTERRUPTED_UNSEEN, recover
 from augure.store.audit import Audit
 from augure.store.state import Store
@@ -18,7 +19,7 @@ class Notices:
         self.sent: list[tuple[str, str]] = []
         self.finalized: list[tuple[str, int, str]] = []
 
-    async def send(self, chat_id: str, markdown: str) -> None:
+    async def send(self, chat_id: str, markdown: str, sources: Sources = NOT_KNOWN) -> None:
         if self.fail:
             raise ConnectionError("Bot API unreachable")
         self.sent.append((chat_id, markdown))

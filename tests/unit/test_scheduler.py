@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from augure.common.ports import NOT_KNOWN, Sources
 from augure.scheduler.service import JobError, Scheduler
 from augure.store.state import Store
 
@@ -44,7 +45,7 @@ class World:
             await asyncio.Event().wait()
         return f"done: {prompt}"
 
-    async def send(self, chat_id: str, text: str) -> None:
+    async def send(self, chat_id: str, text: str, sources: Sources = NOT_KNOWN) -> None:
         if self.deliver_fails:
             raise ConnectionError("Telegram is down")
         self.delivered.append((chat_id, text))

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from telegram.ext import Application, ApplicationBuilder
+from telegram.ext import Application, ApplicationBuilder, Defaults
 from telegram.request import HTTPXRequest
 
 from augure.channels.telegram.polling import PollingBot, SettlingApplication
+from augure.channels.telegram.showing import NO_PREVIEW
 from augure.common.keepalive import keep_client_sockets, tls_context
 from augure.config.settings import Config
 
@@ -34,6 +35,10 @@ def build_application(config: Config, token: str) -> Application[Any, Any, Any, 
         # What ApplicationBuilder would give: many connections for replies, one for polls.
         request=request(256),
         get_updates_request=request(1),
+        # No message the bot sends asks Telegram for a link preview unless it says so: a
+        # preview is a request Telegram's servers make to the link (augure.channels.telegram
+        # .showing decides the one exception).
+        defaults=Defaults(link_preview_options=NO_PREVIEW),
     )
     return (
         ApplicationBuilder()

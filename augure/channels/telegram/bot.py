@@ -38,6 +38,7 @@ from augure.channels.telegram.fold import Content, Folder
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
     addressed,
+    as_forwarded,
     as_text,
     in_group,
     without_mention,
@@ -354,8 +355,9 @@ class TelegramBot:
         self, update: Update, content: Content, album: str | None = None, *, spoken: bool = False
     ) -> None:
         """The message stored in the inbox with its update's id, in one transaction."""
-        assert update.effective_chat is not None
+        assert update.effective_chat is not None and update.effective_message is not None
         chat_id = update.effective_chat.id
+        content = as_forwarded(content, update.effective_message)
         await self.folder.take(
             chat_id, content, album, spoken=spoken, delivery=self.ledger.delivery_of(update)
         )
@@ -388,11 +390,11 @@ class TelegramBot:
                 later=lambda: self.folder.later(chat_id),
             )
         if by_voice:
-            await reply_by_voice(self.delivery, front, chat_id, reply.text)
+            await reply_by_voice(self.delivery, front, chat_id, reply.text, reply.sources)
         elif stream is not None:
-            await stream.finish(reply.text)
+            await stream.finish(reply.text, reply.sources)
         else:
-            await self.delivery.send_markdown(chat_id, reply.text)
+            await self.delivery.send_markdown(chat_id, reply.text, reply.sources)
         await front.delivered(turn_id)
         for artifact in reply.artifacts:
             await self.channel.deliver(str(chat_id), artifact)

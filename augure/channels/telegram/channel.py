@@ -11,8 +11,9 @@ from augure.channels.telegram.approvals import TelegramApprover
 from augure.channels.telegram.delivery import Delivery
 from augure.channels.telegram.media import send_artifacts
 from augure.channels.telegram.progress import telegram_board
+from augure.channels.telegram.showing import Showing
 from augure.channels.telegram.streaming import StreamingReply
-from augure.common.ports import ApprovalRequest, Attachment, Decide, Verdict
+from augure.common.ports import NOT_KNOWN, ApprovalRequest, Attachment, Decide, Sources, Verdict
 from augure.config.settings import Config
 
 
@@ -22,7 +23,7 @@ class TelegramChannel:
     def __init__(self, config: Config, application: Application[Any, Any, Any, Any, Any, Any]):
         self.config = config
         self.application = application
-        self.delivery = Delivery(application.bot)
+        self.delivery = Delivery(application.bot, Showing.of(config.telegram))
         self._approver = TelegramApprover(config, self.delivery)
         self.progress = telegram_board(self.delivery)  # long calls' status messages
 
@@ -33,8 +34,8 @@ class TelegramChannel:
             raise LookupError("no chat to deliver to")
         return int(target)
 
-    async def send(self, chat_id: str, markdown: str) -> None:
-        await self.delivery.send_markdown(self.chat(chat_id), markdown)
+    async def send(self, chat_id: str, markdown: str, sources: Sources = NOT_KNOWN) -> None:
+        await self.delivery.send_markdown(self.chat(chat_id), markdown, sources)
 
     async def edit(self, chat_id: str, message_id: int, markdown: str) -> None:
         # A text longer than one message keeps the first part in place and sends the rest.

@@ -12,11 +12,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import TypeVar
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Message
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, RetryAfter
 
-from augure.channels.telegram.render import Chunk, render_chunks
+from augure.channels.telegram.render import Chunk
+from augure.channels.telegram.showing import NO_PREVIEW, Showing
+from augure.common.ports import NOT_KNOWN, Sources
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -33,8 +35,12 @@ def _seconds(retry_after: int | dt.timedelta) -> float:
 
 
 class Delivery:
-    def __init__(self, bot: Bot) -> None:
+    """`showing` decides how an answer goes out for what it drew on; everything else the bot
+    sends goes without a link preview (the bot's defaults)."""
+
+    def __init__(self, bot: Bot, showing: Showing | None = None) -> None:
         self.bot = bot
+        self.showing = showing or Showing()
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._not_before: dict[int, float] = {}
 
@@ -59,24 +65,37 @@ class Delivery:
                         raise
             raise AssertionError("unreachable")
 
-    async def send_markdown(self, chat_id: int, markdown: str) -> list[Message]:
-        """Send a reply: rendered to HTML, split to fit, plain text if the markup is refused."""
-        return [await self.send_chunk(chat_id, chunk) for chunk in render_chunks(markdown)]
+    async def send_markdown(
+        self, chat_id: int, markdown: str, sources: Sources = NOT_KNOWN
+    ) -> list[Message]:
+        """Send a reply: rendered to HTML, split to fit, plain text if the markup is refused;
+        shown for what it drew on (`sources`)."""
+        previews = self.showing.previews(sources)
+        chunks = self.showing.chunks(markdown, sources)
+        return [await self.send_chunk(chat_id, chunk, previews) for chunk in chunks]
 
-    async def send_chunk(self, chat_id: int, chunk: Chunk) -> Message:
+    async def send_chunk(
+        self, chat_id: int, chunk: Chunk, previews: LinkPreviewOptions = NO_PREVIEW
+    ) -> Message:
+        send = partial(self.bot.send_message, chat_id, link_preview_options=previews)
         try:
-            return await self.call(
-                chat_id, partial(self.bot.send_message, chat_id, chunk.html, parse_mode="HTML")
-            )
+            return await self.call(chat_id, partial(send, chunk.html, parse_mode="HTML"))
         except BadRequest as exc:
             if "parse" not in str(exc).lower():
                 raise
             log.warning("Telegram refused the markup (%s); sending plain text", exc)
-            return await self.call(chat_id, partial(self.bot.send_message, chat_id, chunk.plain))
+            return await self.call(chat_id, partial(send, chunk.plain))
 
-    async def edit_chunk(self, chat_id: int, message_id: int, chunk: Chunk) -> None:
+    async def edit_chunk(
+        self, chat_id: int, message_id: int, chunk: Chunk, previews: LinkPreviewOptions = NO_PREVIEW
+    ) -> None:
         """Replace a message's text (a streaming preview) with a formatted part."""
-        edit = partial(self.bot.edit_message_text, chat_id=chat_id, message_id=message_id)
+        edit = partial(
+            self.bot.edit_message_text,
+            chat_id=chat_id,
+            message_id=message_id,
+            link_preview_options=previews,
+        )
         try:
             try:
                 await self.call(chat_id, partial(edit, chunk.html, parse_mode="HTML"))

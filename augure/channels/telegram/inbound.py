@@ -4,9 +4,23 @@ reach the model (docs/reference/telegram.md#message-kinds)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from telegram import MaybeInaccessibleMessage, Message, MessageEntity, User
+from telegram import (
+    MaybeInaccessibleMessage,
+    Message,
+    MessageEntity,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    User,
+)
 from telegram.constants import ChatType
+
+from augure.tools.result import FORWARDED, wrap_untrusted
+
+Said = str | list[dict[str, Any]]  # a message's content for the model (text, or parts)
 
 GROUP_CHATS = (ChatType.GROUP, ChatType.SUPERGROUP)
 WHAT_I_TAKE = (
@@ -76,3 +90,40 @@ def as_text(message: Message) -> str | None:
         emoji = message.sticker.emoji
         return f"[sticker {emoji}]" if emoji else "[sticker]"
     return None
+
+
+def forwarded_from(message: Message) -> str | None:
+    """Who a forwarded message came from, as Telegram names its origin; None when the
+    owner wrote it."""
+    origin = message.forward_origin
+    if origin is None:
+        return None
+    if isinstance(origin, MessageOriginUser):
+        name = origin.sender_user.full_name
+    elif isinstance(origin, MessageOriginHiddenUser):
+        name = origin.sender_user_name
+    elif isinstance(origin, MessageOriginChat):
+        name = origin.sender_chat.title or origin.sender_chat.full_name or "a group"
+    elif isinstance(origin, MessageOriginChannel):
+        name = origin.chat.title or "a channel"
+    else:
+        name = "someone"
+    # The name goes inside the marker's quotes: nothing in it may end them or the tag.
+    name = re.sub(r'["<>\s]+', " ", name).strip()[:64] or "someone"
+    return f"{FORWARDED}{name}"
+
+
+def as_forwarded(content: Said, message: Message) -> Said:
+    """A forwarded message's words (its text, its caption, its transcript) are not the
+    owner's: outside content, marked with their origin, and the turn starts from them as from
+    a page (docs/security.md, "Forwarded messages"). The owner's own words pass unchanged."""
+    origin = forwarded_from(message)
+    if origin is None:
+        return content
+    if isinstance(content, str):
+        return wrap_untrusted(content, origin)
+    marked = [dict(part) for part in content]
+    for part in marked:
+        if part.get("type") == "text":
+            part["text"] = wrap_untrusted(part["text"], origin)
+    return marked

@@ -4,6 +4,7 @@ accepts, every text escaped, links only with safe schemes."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -11,6 +12,11 @@ if TYPE_CHECKING:
 
 _SAFE_SCHEMES = ("http://", "https://", "tg://", "mailto:")
 _INLINE_TAGS = {"strong": "b", "em": "i", "s": "s"}
+# Set while an answer that drew on outside content is rendered: each link shows its address
+# as text, so the owner sees where it leads (docs/security.md, "The reply is a way out").
+# A context variable rather than a parameter: every part is measured and rendered many times
+# on the way to a split, through functions that need not know.
+SHOW_ADDRESSES: ContextVar[bool] = ContextVar("show_addresses", default=False)
 
 
 def escape_html(s: str, *, quote: bool = False) -> str:
@@ -37,6 +43,7 @@ class Renderer:
 
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
+        self.addresses = SHOW_ADDRESSES.get()
         self.end = list(range(len(tokens)))  # index of each opening token's close
         stack: list[int] = []
         for i, t in enumerate(tokens):
@@ -137,6 +144,7 @@ class Renderer:
     def inline(self, tok: Token) -> str:
         out: list[str] = []
         links: list[str | None] = []  # escaped href of each open link, None if dropped
+        starts: list[int] = []  # where each open link's text begins in `out`
         for c in tok.children or ():
             ty, opened = c.type, out[-1] if out else ""
             if ty in ("softbreak", "hardbreak"):
@@ -155,16 +163,23 @@ class Renderer:
                 href = str(c.attrGet("href") or "")
                 ok = _safe_href(href) and not any(links)
                 links.append(escape_html(href, quote=True) if ok else None)
-                out.append(f'<a href="{links[-1]}">' if ok else "")
+                starts.append(len(out))
+                out.append(f'<a href="{links[-1]}">' if ok and not self.addresses else "")
             elif ty == "link_close":
-                if (href_esc := links.pop() if links else None) is not None:
+                start = starts.pop() if starts else len(out)
+                href_esc = links.pop() if links else None
+                if href_esc is not None and self.addresses:
+                    said = "".join(out[start:])
+                    out.append("" if said == href_esc else f" ({href_esc})" if said else href_esc)
+                elif href_esc is not None:
                     # `[](url)`: show the address rather than an empty link.
                     out.append(href_esc + "</a>" if opened.startswith("<a ") else "</a>")
             elif ty == "image":
                 alt, src = escape_html(_plain_inline(c.children)), str(c.attrGet("src") or "")
                 if _safe_href(src) and not any(links):
                     src = escape_html(src, quote=True)
-                    alt = f'<a href="{src}">{alt or src}</a>'
+                    shown = f"{alt} ({src})" if alt else src
+                    alt = shown if self.addresses else f'<a href="{src}">{alt or src}</a>'
                 out.append(alt)
             else:  # text, text_special, html_inline, ...: all plain text
                 out.append(escape_html(c.content))

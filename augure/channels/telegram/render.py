@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from augure.channels.telegram.markup import Renderer, escape_html
+from augure.channels.telegram.markup import SHOW_ADDRESSES, Renderer, escape_html
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -361,11 +361,16 @@ def split_markdown(md: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     return [plain for plain, _ in _safe_split(md, limit)]
 
 
-def render_chunks(md: str, limit: int = TELEGRAM_LIMIT) -> list[Chunk]:
-    """The messages to send, in order, each within `limit` (at least 32) UTF-16 units."""
+def render_chunks(md: str, limit: int = TELEGRAM_LIMIT, *, addresses: bool = False) -> list[Chunk]:
+    """The messages to send, in order, each within `limit` (at least 32) UTF-16 units;
+    with `addresses`, each link shows its address as text."""
     if _plain_line(md, limit):
         return [Chunk(html=md, plain=md)]
-    return [Chunk(html=html, plain=plain) for plain, html in _safe_split(md, limit)]
+    showing = SHOW_ADDRESSES.set(addresses)
+    try:
+        return [Chunk(html=html, plain=plain) for plain, html in _safe_split(md, limit)]
+    finally:
+        SHOW_ADDRESSES.reset(showing)
 
 
 # Most replies are a line of plain prose; parsing it is most of a simple turn's rendering

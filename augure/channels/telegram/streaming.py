@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from augure.channels.telegram.delivery import Delivery
-from augure.channels.telegram.render import Chunk, render_chunks, utf16_len
+from augure.channels.telegram.render import Chunk, utf16_len
+from augure.common.ports import NOT_KNOWN, Sources
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +131,9 @@ class StreamingReply:
         except Exception as exc:  # a missed preview is harmless; the final answer is not
             log.warning("streaming preview failed: %s", exc)
 
-    async def finish(self, markdown: str) -> None:
-        """Finalise: the preview becomes part one, formatted; the other parts follow."""
+    async def finish(self, markdown: str, sources: Sources = NOT_KNOWN) -> None:
+        """Finalise: the preview becomes part one, formatted; the other parts follow, shown for
+        what the answer drew on."""
         self._closing = True
         self._changed.set()
         if self._due is not None:
@@ -140,14 +142,15 @@ class StreamingReply:
             # Never cancelled mid-request: a cancelled send could leave a message we do not
             # know about, and a second copy of the answer would follow.
             await self._task
-        chunks = render_chunks(markdown)
+        chunks = self.delivery.showing.chunks(markdown, sources)
+        previews = self.delivery.showing.previews(sources)
         if self.message_id is None:
             for chunk in chunks:
-                await self.delivery.send_chunk(self.chat_id, chunk)
+                await self.delivery.send_chunk(self.chat_id, chunk, previews)
             return
         if not chunks:
             return
         if not shows_as(chunks[0], self.shown):
-            await self.delivery.edit_chunk(self.chat_id, self.message_id, chunks[0])
+            await self.delivery.edit_chunk(self.chat_id, self.message_id, chunks[0], previews)
         for chunk in chunks[1:]:
-            await self.delivery.send_chunk(self.chat_id, chunk)
+            await self.delivery.send_chunk(self.chat_id, chunk, previews)

@@ -14,7 +14,8 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest
 
 from augure.channels.telegram.delivery import Delivery
-from augure.channels.telegram.render import Chunk, render_chunks, utf16_len
+from augure.channels.telegram.render import Chunk, utf16_len
+from augure.common.ports import Sources
 from augure.core.front import Front
 
 log = logging.getLogger(__name__)
@@ -23,22 +24,25 @@ CAPTION_LIMIT = 1024
 NOTE_NAME = "answer.ogg"
 
 
-async def reply_by_voice(delivery: Delivery, front: Front, chat_id: int, markdown: str) -> None:
+async def reply_by_voice(
+    delivery: Delivery, front: Front, chat_id: int, markdown: str, sources: Sources
+) -> None:
     async with delivery.typing(chat_id, ChatAction.RECORD_VOICE):
         notes = await front.speak(str(chat_id), markdown)
     if notes is None:
-        await delivery.send_markdown(chat_id, markdown)
+        await delivery.send_markdown(chat_id, markdown, sources)
         return
-    caption = _as_caption(markdown, len(notes))
+    caption = _as_caption(delivery, markdown, sources, len(notes))
     for index, note in enumerate(notes):
         await _send_note(delivery, chat_id, note, caption if index == 0 else None)
     if caption is None:
-        await delivery.send_markdown(chat_id, markdown)
+        await delivery.send_markdown(chat_id, markdown, sources)
 
 
-def _as_caption(markdown: str, notes: int) -> Chunk | None:
-    """The text as one caption, when a single note carries all of it."""
-    chunks = render_chunks(markdown, CAPTION_LIMIT)
+def _as_caption(delivery: Delivery, markdown: str, sources: Sources, notes: int) -> Chunk | None:
+    """The text as one caption, when a single note carries all of it (shown for what it drew
+    on, as a message would be)."""
+    chunks = delivery.showing.chunks(markdown, sources, CAPTION_LIMIT)
     if notes != 1 or len(chunks) != 1 or utf16_len(chunks[0].plain) > CAPTION_LIMIT:
         return None
     return chunks[0]
