@@ -129,7 +129,7 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.github.token": "prefer GITHUB_TOKEN in the environment",
     "tools.github.base_url": "API root (GitHub Enterprise: https://HOST/api/v3)",
     "tools.browser": "browser: headless Chromium.",
-    "tools.browser.executable_path": "default: chromium on PATH",
+    "tools.browser.executable_path": "default: chromium, else chromium-headless-shell, on PATH",
     "tools.browser.headless": "false shows the window (needs a display)",
     "recall": "The archive of past messages `recall` searches; vectors are optional.",
     "recall.embeddings_model": "e.g. text-embedding-3-small: also rank by /embeddings vectors; "
