@@ -11,7 +11,7 @@ label="augure --version names the commit" check sh -c 'augure --version | grep -
 
 # Exits 1 here (no bot token, no model endpoint): the browser and sandbox lines are the point.
 augure doctor >/tmp/doctor.txt 2>&1 || true
-cat /tmp/doctor.txt
+sed "s/^/  doctor> /" /tmp/doctor.txt
 for line in "ok    browser: Chromium" "ok    sandbox: " "ok    seccomp: " \
     "ok    tool browser: ready" "ok    tool sandbox_exec: ready"; do
   label="doctor: $line" check grep -q "^$line" /tmp/doctor.txt
@@ -27,13 +27,13 @@ sleep 1
 AUGURE__TOOLS__HTTP__ALLOW_PRIVATE_NETWORKS=true augure tools run browser \
   --args '{"action": "open", "url": "http://127.0.0.1:8765/"}' </dev/null >/tmp/browser.txt 2>&1 || true
 kill "$server"
-cat /tmp/browser.txt
+sed "s/^/  browser> /" /tmp/browser.txt
 label="browser opens a page" check grep -q "served from inside the image" /tmp/browser.txt
 
 # sandbox_exec needs the owner's approval: `script` gives the call a terminal and answers y.
 printf 'y\n' | script -qec "augure tools run sandbox_exec --args \
   '{\"command\": \"echo sandboxed-\$((6 * 7)) as \$(id -u)\"}'" /dev/null >/tmp/sandbox.txt 2>&1 || true
-cat /tmp/sandbox.txt
+sed "s/^/  sandbox> /" /tmp/sandbox.txt
 label="sandbox_exec runs a command" check grep -q "sandboxed-42" /tmp/sandbox.txt
 
 # docker/seccomp.json refuses ptrace (PTRACE_TRACEME) with EPERM.
