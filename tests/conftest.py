@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.system import REQUIRE_VARIABLE, engine_missing, missing, required
+from tests.system import REQUIRE_VARIABLE, missing, required
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -12,11 +12,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "system_package(name): needs this Debian package; skipped without it unless "
         f"{REQUIRE_VARIABLE}=1, which makes its absence a failure",
-    )
-    config.addinivalue_line(
-        "markers",
-        "engine(name): needs a running engine (docker) that CI does not have; skipped "
-        f"without it, whatever {REQUIRE_VARIABLE} says",
     )
 
 
@@ -29,7 +24,3 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if required():
             pytest.fail(f"{reason}; {REQUIRE_VARIABLE}=1 forbids skipping", pytrace=False)
         pytest.skip(reason)
-    for mark in item.iter_markers("engine"):
-        reason = engine_missing(mark.args[0])
-        if reason is not None:
-            pytest.skip(reason)

@@ -7,12 +7,10 @@ skip into a failure, so a broken CI image cannot pass by skipping (see tests/con
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import os
 import shutil
 import socket
-import subprocess
 from collections.abc import Callable
 
 REQUIRE_VARIABLE = "AUGURE_REQUIRE_SYSTEM_PACKAGES"
@@ -97,29 +95,3 @@ def outward_address() -> str:
     if required():
         pytest.fail(reason)
     pytest.skip(reason)
-
-
-@functools.cache
-def _docker_engine() -> bool:
-    if shutil.which("docker") is None:
-        return False
-    try:
-        answer = subprocess.run(["docker", "info"], capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return answer.returncode == 0
-
-
-# Engines, unlike packages, need a daemon that CI's job does not run: a test marked
-# `@pytest.mark.engine("docker")` skips with the reason when none answers, and
-# AUGURE_REQUIRE_SYSTEM_PACKAGES=1 leaves that skip alone.
-ENGINES: dict[str, Callable[[], bool]] = {"docker": _docker_engine}
-
-
-def engine_missing(engine: str) -> str | None:
-    """None when the engine answers; otherwise the skip reason naming it."""
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; add it to tests/system.py")
-    if ENGINES[engine]():
-        return None
-    return f"needs a running {engine} engine (`{engine} info` failed); CI has none"

@@ -31,8 +31,10 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     for check in price_checks(config):
         yield check
     yield await _telegram(config)
-    yield await _browser(config)
-    yield await _sandbox(config)
+    # A tool whose launch failed is not ready, however complete its configuration.
+    probed = {"browser": await _browser(config), "sandbox_exec": await _sandbox(config)}
+    yield probed["browser"]
+    yield probed["sandbox_exec"]
     if config.sandbox.backend == "bwrap":
         yield _seccomp()
     if config.voice.replies != "off":
@@ -47,6 +49,9 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
 
     for tool in build_registry(config).list():
         missing = tool.config_check(config)
+        launch = probed.get(tool.name)
+        if missing is None and launch is not None and not launch.ok:
+            missing = f"not ready: see the {launch.name} line above"
         yield Check(f"tool {tool.name}", missing is None, missing or "ready", required=False)
 
 

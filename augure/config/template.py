@@ -142,7 +142,7 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.github.token": "prefer GITHUB_TOKEN in the environment",
     "tools.github.base_url": "API root (GitHub Enterprise: https://HOST/api/v3)",
     "tools.browser": "browser: headless Chromium.",
-    "tools.browser.executable_path": "default: chromium on PATH",
+    "tools.browser.executable_path": "default: chromium, else chromium-headless-shell, on PATH",
     "tools.browser.headless": "false shows the window (needs a display)",
     "guests": "What a guest's chat (or a group) may reach of the owner's "
     "(docs/security.md#guests).",

@@ -224,3 +224,18 @@ def test_doctor_checks_the_voice_converter_only_when_replies_are_spoken(
     assert doctor._voice(config).line() == (
         f"ok    voice: [voice] replies = voice_in; {fake} turns WAV speech into OGG/Opus"
     )
+
+
+async def test_doctor_does_not_call_a_browser_that_cannot_start_ready(tmp_path: Path) -> None:
+    """The tool line follows the launch the browser line tried, not only the file's presence."""
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        env["AUGURE__TOOLS__BROWSER__EXECUTABLE_PATH"] = str(broken)
+        llm.script(text("OK"))
+        _, out, err = await augure("doctor", env=env, timeout=120)
+    assert f"warn  browser: Chromium at {broken} does not start" in out, out + err
+    (line,) = [line for line in out.splitlines() if "tool browser:" in line]
+    assert line == "warn  tool browser: not ready: see the browser line above"

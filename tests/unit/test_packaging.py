@@ -196,4 +196,23 @@ def test_the_container_seccomp_profile_admits_bwrap_and_nothing_unconfined() -> 
     assert rule["action"] == "SCMP_ACT_ERRNO"
     denied = set(rule["names"])
     assert {"bpf", "kexec_load", "init_module", "keyctl", "io_uring_setup"} <= denied
+    # compose.yaml says so: a process in the container cannot trace or read another one.
+    assert "ptrace" in compose and {"ptrace", "process_vm_readv"} <= denied
     assert not denied & {"unshare", "clone", "clone3", "mount", "umount2", "pivot_root"}
+
+
+def test_the_image_builds_augure_with_the_pinned_and_hashed_backend_then_drops_pip() -> None:
+    """pip's isolated build would fetch whatever setuptools the index serves that day."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    build = (ROOT / "requirements" / "build.txt").read_text()
+    (pin,) = re.findall(
+        r"^setuptools==(\S+) \\\n(?:\s+--hash=sha256:[0-9a-f]{64}(?: \\)?\n)+", build, re.M
+    )
+    (declared,) = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    assert Version(pin) in Requirement(declared).specifier
+    steps = (ROOT / "Dockerfile").read_text()
+    assert "pip install --require-hashes -r /tmp/build.txt" in steps
+    assert "pip install --no-deps --no-build-isolation /src" in steps
+    assert "pip uninstall --yes pip setuptools" in steps

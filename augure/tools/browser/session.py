@@ -66,7 +66,8 @@ def find_executable(settings: BrowserSettings) -> str | None:
         return path if os.access(path, os.X_OK) else None
     if os.access(DEFAULT_EXECUTABLE, os.X_OK):
         return DEFAULT_EXECUTABLE
-    return shutil.which("chromium")
+    # Debian's headless-only build, without GTK, Mesa or LLVM: what the image installs.
+    return shutil.which("chromium") or shutil.which("chromium-headless-shell")
 
 
 @dataclass
