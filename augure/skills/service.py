@@ -56,7 +56,7 @@ BUNDLED_KEY = "skills.bundled."  # + id: installed once; a skill the owner delet
 # Runs an instruction skill's turn: (conversation, prompt, declared tools) → the answer. The
 # agent is a layer above the skills: it is handed in, never imported.
 # (conversation, prompt, declared tools, origin chain) → the answer.
-TurnRunner = Callable[[str, str, Collection[str], tuple[str, ...]], Awaitable[str]]
+SkillTurn = Callable[[str, str, Collection[str], tuple[str, ...]], Awaitable[str]]
 
 
 class SkillService:
@@ -65,7 +65,7 @@ class SkillService:
         config: Config,
         store: Store,
         registry: ToolRegistry,
-        run_turn: TurnRunner,
+        run_turn: SkillTurn,
         catalog: Catalog,
         scheduler: Scheduler,
         llm: Models,
