@@ -155,10 +155,13 @@ async def test_a_rejected_call_gives_its_count_back(bot: Bot) -> None:
     assert await quote(bot, 1) == "ACME: 101.5"
 
 
-async def test_augure_limits_and_status_show_todays_use(bot: Bot, tmp_path: Path) -> None:
+async def test_augure_limits_and_status_show_todays_use(
+    bot: Bot, bot_env: dict[str, str], tmp_path: Path
+) -> None:
     await quote(bot, 1)
-    env = environment(bot.home, bot_environment(bot.home, bot.telegram, bot.llm))
-    env["AUGURE__PROFILES"] = json.dumps(PROFILES)
+    # The bot's own settings, time zone included: "today" is the same day for both (between
+    # 23:00 and midnight UTC it was not, with the zone left out).
+    env = environment(bot.home, bot_environment(bot.home, bot.telegram, bot.llm) | bot_env)
     code, out, err = await augure("limits", "--json", env=env)
     assert code == 0, err
     rows = {row["profile"]: row for row in json.loads(out)}
