@@ -17,7 +17,7 @@ from typing import Any
 from augure.agent import history
 from augure.agent.turn import Turn
 from augure.common.caller import Reading
-from augure.tools.registry import ToolRegistry, brings_outside
+from augure.tools.registry import ToolRegistry
 from augure.tools.result import ERROR, FORWARDED, MARKED, OPENED, UNTRUSTED_CLOSE, UNTRUSTED_OPEN
 
 # Marked text inside a message is by construction not the owner's: the marker cannot be
@@ -67,7 +67,11 @@ def _read(
         elif role == "tool":
             name = called.get(message.get("tool_call_id", ""), "?")
             tool = registry.get(name)
-            source = name if brings_outside(registry, name) else None
+            # A relayed result (a skill's run, a batch, a snippet) passes outside content on
+            # marked: one with no marker relayed only trusted results.
+            relayed_outside = tool is not None and tool.relays and UNTRUSTED_CLOSE in text
+            outside = tool is None or tool.untrusted or relayed_outside
+            source = name if outside else None
             kind = tool.offers if tool is not None else "page"
             failed = _unmarked(text).startswith(ERROR)
             relayed = tool is None or tool.relays
