@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,3 +144,23 @@ async def bot(
     await running.start()
     yield running
     await running.stop()
+
+
+@pytest.fixture
+async def bot_with_config(
+    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Callable[..., Awaitable[Bot]]]:
+    """Starts the bot on an augure.toml of the test's own (and extra environment)."""
+    started: list[Bot] = []
+
+    async def with_config(toml: str, **env: str) -> Bot:
+        home = tmp_path / "home"
+        home.mkdir(exist_ok=True)
+        (home / "augure.toml").write_text(toml, encoding="utf-8")
+        bot = Bot(home, telegram, llm, monkeypatch, extra_env=env)
+        started.append(bot)
+        return await bot.start()
+
+    yield with_config
+    for bot in started:
+        await bot.stop()

@@ -5,67 +5,21 @@ the owner is warned once and told of the cap once; cached tokens are priced at t
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from augure.scheduler.heartbeat import Beat
-from tests.e2e.conftest import OWNER, Bot
+from tests.e2e.conftest import OWNER
 from tests.e2e.helpers import augure, environment
+from tests.e2e.spending import CAPPED, Start, ask, texts, told
 from tests.fakes.openai import FakeOpenAI, text
-from tests.fakes.telegram import FakeTelegram
-
-Start = Callable[..., Awaitable[Bot]]
-
-CAPPED = """\
-[llm]
-input_price_per_million = 1000.0
-output_price_per_million = 1000.0
-[budget]
-daily_usd = 0.01
-"""
-
-
-@pytest.fixture
-async def start(
-    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Start]:
-    started: list[Bot] = []
-
-    async def with_config(toml: str, **env: str) -> Bot:
-        home = tmp_path / "home"
-        home.mkdir(exist_ok=True)
-        (home / "augure.toml").write_text(toml, encoding="utf-8")
-        bot = Bot(home, telegram, llm, monkeypatch, extra_env=env)
-        started.append(bot)
-        return await bot.start()
-
-    yield with_config
-    for bot in started:
-        await bot.stop()
-
-
-def texts(bot: Bot) -> list[str]:
-    return [m.get("text", "") for m in bot.telegram.messages(OWNER)]
-
-
-def told(bot: Bot, fragment: str) -> int:
-    return sum(fragment in message for message in texts(bot))
-
-
-async def ask(bot: Bot, words: str, expected: str) -> None:
-    before = told(bot, expected)
-    bot.telegram.inject_message(OWNER, words)
-    await bot.telegram.wait_for(
-        lambda c: c.method == "sendMessage" and told(bot, expected) > before, timeout=15
-    )
 
 
 async def test_a_cap_reached_mid_day_stops_the_next_call_and_background_work_across_a_restart(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(CAPPED)
+    bot = await bot_with_config(CAPPED)
     llm.script(text("First answer.", usage=(10, 5)))  # $0.015: over the $0.01 cap
     await ask(bot, "hello", "First answer.")
     await ask(bot, "and again?", "daily budget of $0.01 is reached")
@@ -99,10 +53,10 @@ async def test_a_cap_reached_mid_day_stops_the_next_call_and_background_work_acr
 
 
 async def test_the_owner_is_warned_once_then_told_of_the_cap_once(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
     toml = "[llm]\ninput_price_per_million = 1.0\n[budget]\ndaily_usd = 1.0\n"
-    bot = await start(toml)
+    bot = await bot_with_config(toml)
     for n in range(3):  # $0.45 each: 45 %, 90 % (the warning), 135 % (the cap)
         llm.script(text(f"Answer {n}.", usage=(450_000, 0)))
         await ask(bot, f"question {n}", f"Answer {n}.")
@@ -114,13 +68,13 @@ async def test_the_owner_is_warned_once_then_told_of_the_cap_once(
 
 
 async def test_cached_tokens_are_priced_at_their_rate_and_shown(
-    start: Start, llm: FakeOpenAI, tmp_path: Path
+    bot_with_config: Start, llm: FakeOpenAI, tmp_path: Path
 ) -> None:
     toml = (
         "[llm]\ninput_price_per_million = 1.0\ncached_input_price_per_million = 0.1\n"
         "output_price_per_million = 2.0\n"
     )
-    bot = await start(toml)
+    bot = await bot_with_config(toml)
     llm.script(text("Cached.", usage=(1000, 10), cached_tokens=800))
     await ask(bot, "hello", "Cached.")
     await ask(bot, "/usage", "Today (")
@@ -135,9 +89,9 @@ async def test_cached_tokens_are_priced_at_their_rate_and_shown(
 
 
 async def test_without_a_cap_a_model_without_a_price_is_counted_as_unknown_never_free(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start("")
+    bot = await bot_with_config("")
     llm.script(text("Unpriced.", usage=(1000, 10)), text("Still unpriced.", usage=(1000, 10)))
     await ask(bot, "hello", "Unpriced.")
     await ask(bot, "again", "Still unpriced.")
@@ -149,9 +103,9 @@ async def test_without_a_cap_a_model_without_a_price_is_counted_as_unknown_never
 
 
 async def test_a_voice_note_is_not_transcribed_once_a_cap_is_reached(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(CAPPED, AUGURE__LLM__TRANSCRIPTION_MODEL="whisper-1")
+    bot = await bot_with_config(CAPPED, AUGURE__LLM__TRANSCRIPTION_MODEL="whisper-1")
     llm.script(text("First answer.", usage=(10, 5)))
     await ask(bot, "hello", "First answer.")
     before = told(bot, "I could not listen to that voice note")
@@ -173,9 +127,11 @@ SPOKEN = {
 
 
 async def test_speech_is_counted_in_the_spend_by_its_characters(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start("[budget]\ndaily_usd = 5.0\n[llm]\ninput_price_per_million = 1.0\n", **SPOKEN)
+    bot = await bot_with_config(
+        "[budget]\ndaily_usd = 5.0\n[llm]\ninput_price_per_million = 1.0\n", **SPOKEN
+    )
     llm.script(text("It is sunny.", usage=(10, 5)))
     bot.telegram.inject_message(OWNER, "weather?")
     await bot.telegram.wait_for(lambda c: c.method == "sendVoice", timeout=15)
@@ -186,9 +142,9 @@ async def test_speech_is_counted_in_the_spend_by_its_characters(
 
 
 async def test_at_a_cap_the_answer_is_not_spoken_and_arrives_as_text(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(CAPPED, **SPOKEN)
+    bot = await bot_with_config(CAPPED, **SPOKEN)
     llm.script(text("First answer.", usage=(10, 5)))
     bot.telegram.inject_message(OWNER, "hello")
     await bot.telegram.wait_for(lambda c: c.method in ("sendMessage", "sendVoice"), timeout=15)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -17,55 +16,10 @@ from augure.skills.generate import Request
 from augure.skills.model import SkillError
 from augure.store.spend import ModelCall
 from augure.store.state import Store
-from tests.e2e.conftest import OWNER, Bot
+from tests.e2e.conftest import OWNER
 from tests.e2e.helpers import augure, environment
+from tests.e2e.spending import CAPPED, Start, ask, texts
 from tests.fakes.openai import FakeOpenAI, text, tool
-from tests.fakes.telegram import FakeTelegram
-
-Start = Callable[..., Awaitable[Bot]]
-
-PRICED = """\
-[llm]
-input_price_per_million = 1000.0
-output_price_per_million = 1000.0
-[budget]
-daily_usd = 0.01
-"""
-
-
-@pytest.fixture
-async def start(
-    tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Start]:
-    started: list[Bot] = []
-
-    async def with_config(toml: str, **env: str) -> Bot:
-        home = tmp_path / "home"
-        home.mkdir(exist_ok=True)
-        (home / "augure.toml").write_text(toml, encoding="utf-8")
-        bot = Bot(home, telegram, llm, monkeypatch, extra_env=env)
-        started.append(bot)
-        return await bot.start()
-
-    yield with_config
-    for bot in started:
-        await bot.stop()
-
-
-def texts(bot: Bot) -> list[str]:
-    return [m.get("text", "") for m in bot.telegram.messages(OWNER)]
-
-
-def told(bot: Bot, fragment: str) -> int:
-    return sum(fragment in message for message in texts(bot))
-
-
-async def ask(bot: Bot, words: str, expected: str) -> None:
-    before = told(bot, expected)
-    bot.telegram.inject_message(OWNER, words)
-    await bot.telegram.wait_for(
-        lambda c: c.method == "sendMessage" and told(bot, expected) > before, timeout=15
-    )
 
 
 def asked_of(llm: FakeOpenAI, model: str) -> int:
@@ -73,10 +27,10 @@ def asked_of(llm: FakeOpenAI, model: str) -> int:
 
 
 async def test_a_subagents_own_model_is_priced_and_stopped_by_the_cap(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(
-        PRICED + '[agents.scout]\ninstructions = "Scouts."\nmodel = "scout-model"\n'
+    bot = await bot_with_config(
+        CAPPED + '[agents.scout]\ninstructions = "Scouts."\nmodel = "scout-model"\n'
         "input_price_per_million = 1000.0\noutput_price_per_million = 1000.0\n"
     )
     llm.script(tool("task", {"prompt": "look around", "agent": "scout"}, usage=(1, 1)))
@@ -96,10 +50,10 @@ async def test_a_subagents_own_model_is_priced_and_stopped_by_the_cap(
 
 
 async def test_the_skill_writing_model_is_priced_and_stopped_by_the_cap(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(
-        PRICED + '[llm.coding]\nmodel = "coder"\n'
+    bot = await bot_with_config(
+        CAPPED + '[llm.coding]\nmodel = "coder"\n'
         "input_price_per_million = 1000.0\noutput_price_per_million = 1000.0\n"
     )
     llm.script_for("coder", text("not a skill", usage=(10, 5)), text("never asked"))
@@ -112,8 +66,10 @@ async def test_the_skill_writing_model_is_priced_and_stopped_by_the_cap(
     assert report.today.by_origin["skill generation"].skipped == 1
 
 
-async def test_embeddings_are_priced_and_stopped_by_the_cap(start: Start, llm: FakeOpenAI) -> None:
-    bot = await start(
+async def test_embeddings_are_priced_and_stopped_by_the_cap(
+    bot_with_config: Start, llm: FakeOpenAI
+) -> None:
+    bot = await bot_with_config(
         '[budget]\ndaily_usd = 1.0\n[recall]\nembeddings_model = "embed-model"\n'
         "embeddings_price_per_million = 1000.0\n"
     )
@@ -135,9 +91,9 @@ async def test_embeddings_are_priced_and_stopped_by_the_cap(start: Start, llm: F
 
 
 async def test_an_answer_without_usage_is_counted_from_estimated_tokens(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(PRICED)
+    bot = await bot_with_config(CAPPED)
     # A long answer with no usage: its estimated tokens at $1,000 per million pass the cap.
     llm.script(text("Estimated. " + "word " * 60, no_usage=True))
     await ask(bot, "hello", "Estimated.")
@@ -154,9 +110,9 @@ async def test_an_answer_without_usage_is_counted_from_estimated_tokens(
 
 
 async def test_while_a_cap_is_set_an_unpriced_model_is_not_called(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(
+    bot = await bot_with_config(
         "[budget]\ndaily_usd = 0.5\n"
         '[agents.research]\ninstructions = "Digs."\nmodel = "research-model"\n'
         '[llm.coding]\nmodel = "coder"\n[recall]\nembeddings_model = "embed-model"\n'
@@ -186,9 +142,11 @@ async def test_while_a_cap_is_set_an_unpriced_model_is_not_called(
 
 
 async def test_an_unpriced_subagent_model_is_refused_with_the_setting_to_add(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(PRICED + '[agents.research]\ninstructions = "Digs."\nmodel = "cheap"\n')
+    bot = await bot_with_config(
+        CAPPED + '[agents.research]\ninstructions = "Digs."\nmodel = "cheap"\n'
+    )
     llm.script(tool("task", {"prompt": "dig", "agent": "research"}, usage=(1, 1)))
     llm.script(text("The subagent could not run.", usage=(1, 1)))
     await ask(bot, "research it", "The subagent could not run.")
@@ -198,9 +156,9 @@ async def test_an_unpriced_subagent_model_is_refused_with_the_setting_to_add(
 
 
 async def test_a_job_asking_an_unpriced_model_under_a_cap_is_skipped_naming_the_price(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start("[budget]\nmonthly_usd = 5.0\n")
+    bot = await bot_with_config("[budget]\nmonthly_usd = 5.0\n")
     assert bot.core is not None
     core = bot.core
     await core.scheduler.create(prompt="report", chat_id=str(OWNER), cron="0 0 1 1 *", job_id="j")
@@ -216,9 +174,9 @@ async def test_a_job_asking_an_unpriced_model_under_a_cap_is_skipped_naming_the_
 
 
 async def test_a_whole_answer_without_usage_is_counted_estimated_too(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(
+    bot = await bot_with_config(
         '[llm.coding]\nmodel = "coder"\n'
         "input_price_per_million = 1.0\noutput_price_per_million = 1.0\n"
     )
@@ -233,10 +191,10 @@ async def test_a_whole_answer_without_usage_is_counted_estimated_too(
 
 
 async def test_under_a_cap_speech_with_no_price_is_not_asked_for(
-    start: Start, llm: FakeOpenAI
+    bot_with_config: Start, llm: FakeOpenAI
 ) -> None:
-    bot = await start(
-        PRICED.replace("0.01", "5.0"),
+    bot = await bot_with_config(
+        CAPPED.replace("0.01", "5.0"),
         AUGURE__VOICE__REPLIES="always",
         AUGURE__VOICE__TTS_MODEL="tts-test",
     )
