@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from telegram import Update
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
@@ -19,7 +21,11 @@ async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await context.bot.send_message(update.effective_chat.id, "ok")
 
 
-async def main() -> None:
+Handler = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
+
+
+async def serve(handler: Handler) -> None:
+    """Long polling with `handler` on every text message, until SIGTERM (the floors share it)."""
     root = os.environ["AUGURE_TELEGRAM_API_URL"]
     application = (
         ApplicationBuilder()
@@ -28,7 +34,7 @@ async def main() -> None:
         .concurrent_updates(True)
         .build()
     )
-    application.add_handler(MessageHandler(filters.TEXT, echo))
+    application.add_handler(MessageHandler(filters.TEXT, handler))
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with application:
@@ -41,4 +47,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(serve(echo))

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 
 from openai import AsyncOpenAI
 from telegram import Update
-from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
+from telegram.ext import ContextTypes
+
+from bench.echo_bot import serve
 
 model = AsyncOpenAI()  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
 
@@ -29,26 +30,5 @@ async def answer(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await message.reply_text(response.choices[0].message.content or "")
 
 
-async def main() -> None:
-    root = os.environ["AUGURE_TELEGRAM_API_URL"]
-    application = (
-        ApplicationBuilder()
-        .token(os.environ["TELEGRAM_BOT_TOKEN"])
-        .base_url(f"{root}/bot")
-        .concurrent_updates(True)
-        .build()
-    )
-    application.add_handler(MessageHandler(filters.TEXT, answer))
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    async with application:
-        await application.start()
-        assert application.updater is not None
-        await application.updater.start_polling(timeout=30)
-        await stop.wait()
-        await application.updater.stop()
-        await application.stop()
-
-
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(serve(answer))
