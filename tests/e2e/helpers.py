@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +173,10 @@ async def start_dashboard(
         if not link and process.returncode is not None:
             raise RuntimeError("augure dashboard did not start")
     return process, link
+
+
+def soon(seconds: float) -> str:
+    """A job's `run_at` at least `seconds` from now, in the whole seconds ISO 8601 spells:
+    rounded up, as cut off, 1 s ahead could already be past when the scheduler reads it."""
+    due = datetime.now(UTC) + timedelta(seconds=seconds)
+    return (due.replace(microsecond=0) + timedelta(seconds=1)).isoformat(timespec="seconds")

@@ -11,7 +11,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from tests.e2e.helpers import (
     environment,
     hello,
     launch,
+    soon,
     until,
 )
 from tests.fakes.openai import FakeOpenAI, text, tool
@@ -99,10 +99,6 @@ def copies(home: Path, phrase: str) -> list[str]:
         data = path.read_bytes()
         found += [f"{path.relative_to(home)}: {form!r}" for form in forms(phrase) if form in data]
     return found
-
-
-def soon(seconds: float) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="seconds")
 
 
 async def _talk(bot: Bot) -> None:

@@ -21,6 +21,7 @@ from tests.e2e.helpers import (
     environment,
     hello,
     is_clock,
+    soon,
 )
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
@@ -30,10 +31,6 @@ from tests.fakes.telegram import FakeTelegram
 def extra_tools() -> list[Tool]:
     test_tools.reset()
     return test_tools.TEST_TOOLS
-
-
-def soon(seconds: float) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="seconds")
 
 
 def job_requests(llm: FakeOpenAI, prompt: str) -> list[dict[str, object]]:

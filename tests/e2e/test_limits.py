@@ -19,6 +19,7 @@ from tests.e2e.helpers import (
     environment,
     final_reply,
     hello,
+    soon,
     tool_results,
 )
 from tests.e2e.test_email import FRIEND, mail, mail_server  # noqa: F401  (fixtures)
@@ -125,9 +126,8 @@ async def test_a_job_profile_asks_although_chat_calls_do_not(bot: Bot) -> None:
     assert await quote(bot, 1) == "ACME: 101.5"  # chat: read-only, no profile asks
     assert not any("reply_markup" in c.params for c in bot.telegram.sent("sendMessage"))
 
-    run_at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat(timespec="seconds")
     await bot.core.scheduler.create(
-        prompt="Check ACME", chat_id=str(OWNER), run_at=run_at, job_id="acme"
+        prompt="Check ACME", chat_id=str(OWNER), run_at=soon(1), job_id="acme"
     )
     bot.llm.script(call("stock_quote", {"symbol": "ACME"}), text("ACME checked."))
     request = await approval_message(bot)
@@ -143,9 +143,8 @@ async def test_a_rejected_call_gives_its_count_back(bot: Bot) -> None:
     await hello(bot.telegram)
     set_clock(bot, at_noon())
     for n in range(3):
-        run_at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat(timespec="seconds")
         await bot.core.scheduler.create(
-            prompt=f"Check ACME {n}", chat_id=str(OWNER), run_at=run_at, job_id=f"acme-{n}"
+            prompt=f"Check ACME {n}", chat_id=str(OWNER), run_at=soon(1), job_id=f"acme-{n}"
         )
         bot.llm.script(call("stock_quote", {"symbol": "ACME"}), text(f"job {n}"))
         request = await approval_message(bot, count=n + 1)
