@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from augure.agent import history, offer
 from augure.agent.compaction import compact
-from augure.agent.context import build_system_prompt, now_note
+from augure.agent.context import now_note
 from augure.agent.dispatch import Dispatch
 from augure.agent.later import take_later
 from augure.agent.personas import Personas
@@ -209,15 +209,9 @@ class Agent:
         guest = offer.guest_tools(self.config, self.registry, turn.chat_id)
         allowed = offer.narrowed(turn.caller.allowed_tools, guest)
         loaded = conversation.loaded_tools()
-        system = build_system_prompt(
-            self.config,
-            # The owner's notes stay out of a guest's chat unless `[guests] memory` opens them.
-            self.memory if guest is None or self.config.guests.memory else None,
-            self.registry.hints(allowed),
-            [] if self.config.code_mode.enabled else self.registry.deferred(allowed),
-            self.catalog.text,
-            await self.personas.prompt_for(turn.chat_id) if self.personas else "",
-            guest=guest is not None,
+        persona = await self.personas.prompt_for(turn.chat_id) if self.personas else ""
+        system = offer.system_prompt(
+            self.config, self.registry, self.memory, self.catalog.text, persona, allowed, guest
         )
         reading = reading_of(conversation, self.registry, turn)
         caller = dataclasses.replace(

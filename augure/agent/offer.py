@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from augure.agent.context import SystemPrompt, build_system_prompt
 from augure.codemode.tool import code_mode_schema
 from augure.config.settings import Config
+from augure.memory.store import MemoryStore
 from augure.tools.registry import ToolRegistry
 
 
@@ -48,3 +50,25 @@ def schemas(
         return [code_mode_schema(registry, allowed)]
     sent = registry.to_function_schemas(loaded)
     return sent if allowed is None else [s for s in sent if s["function"]["name"] in allowed]
+
+
+def system_prompt(
+    config: Config,
+    registry: ToolRegistry,
+    memory: MemoryStore,
+    catalog: str,
+    persona: str,
+    allowed: frozenset[str] | None,
+    guest: frozenset[str] | None,
+) -> SystemPrompt:
+    """The turn's system prompt: hints and deferred tools of what it is offered only; the
+    owner's notes stay out of a guest's chat unless `[guests] memory` opens them."""
+    return build_system_prompt(
+        config,
+        memory if guest is None or config.guests.memory else None,
+        registry.hints(allowed),
+        [] if config.code_mode.enabled else registry.deferred(allowed),
+        catalog,
+        persona,
+        guest=guest is not None,
+    )
