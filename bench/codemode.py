@@ -25,7 +25,7 @@ from augure.codemode import runtime
 from augure.codemode.tool import code_mode_schema, execute_code
 from augure.common.caller import Caller
 from augure.config.settings import load_config
-from augure.core.app import build_registry
+from augure.core.toolset import build_registry
 from augure.host.secrets import Redactor
 from augure.memory.store import MemoryStore
 from augure.store.audit import Audit
@@ -69,7 +69,6 @@ async def main() -> None:
         memory = MemoryStore(home / "memory")
         memory.ensure()
         memory.write("notes.md", "- a cheap file to read\n")
-        registry.set_context(RunContext(config, memory, store, registry=registry, execute=run))
         ctx = RunContext(
             config,
             memory,

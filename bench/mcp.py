@@ -17,7 +17,7 @@ from typing import Any
 
 from augure.agent.context import first_sentence
 from augure.config.settings import load_config
-from augure.core.app import build_registry
+from augure.core.toolset import build_registry
 from augure.mcp.adapter import register
 from augure.mcp.client import McpManager
 from augure.tools.registry import ToolRegistry
@@ -53,7 +53,6 @@ async def measure(deferred: bool, home: Path) -> tuple[Figures, Figures, Figures
     )
     config = load_config(home=home)
     registry = build_registry(config)
-    registry.set_context(_context(config, registry))
     without = tokens(registry, [])
     manager = McpManager(config.mcp)
     manager.start(lambda server, listed: register(registry, config, server, listed))
@@ -68,14 +67,6 @@ def _toml(value: Any) -> str:
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
     return json.dumps(value)
-
-
-def _context(config: Any, registry: ToolRegistry) -> Any:
-    from augure.memory.store import MemoryStore
-    from augure.tools.base import RunContext
-
-    # Schemas need only the config (a tool's [NOT CONFIGURED] note); nothing runs here.
-    return RunContext(config=config, memory=MemoryStore(config.memory_dir), store=None)  # type: ignore[arg-type]
 
 
 async def main() -> None:

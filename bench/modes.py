@@ -58,8 +58,8 @@ async def run(mode: str) -> tuple[int, int]:
                 OPENAI_API_KEY="bench",
                 AUGURE__CODE_MODE__ENABLED="true" if mode == "code" else "false",
             )
-            async with Augure.running(load_config(home=Path(directory))) as front:
-                await front.converse("bench", "Save five chained notes.")
+            async with Augure.running(load_config(home=Path(directory))) as door:
+                await door.chat.converse("bench", "Save five chained notes.")
         return len(llm.requests), sum(len(json.dumps(r)) for r in llm.requests)
 
 

@@ -79,7 +79,7 @@ async def streaming_dispatch(core: Core, llm: FakeOpenAI) -> tuple[float, float]
 async def batch_wall_time(core: Core) -> float:
     calls = [{"tool": "bench_wait", "arguments": {"n": n}} for n in range(BATCH_SIZE)]
     began = time.monotonic()
-    result = await core.executor.run("batch", {"calls": calls}, core.registry.context)
+    result = await core.executor.run("batch", {"calls": calls}, core.context)
     elapsed = time.monotonic() - began
     assert result.success and result.content.count("waited") == BATCH_SIZE, result.content
     return elapsed
@@ -90,9 +90,8 @@ async def main() -> None:
         with tempfile.TemporaryDirectory() as directory:
             os.environ.update(OPENAI_BASE_URL=llm.base_url, OPENAI_API_KEY="bench")
             config = load_config(home=Path(directory))
-            async with Augure.running(config, extra_tools=[bench_stamp, bench_wait]) as front:
-                core = front.core
-                assert core is not None
+            async with Augure.opened(config, extra_tools=[bench_stamp, bench_wait]) as opened:
+                core = opened.core
                 starts, ends, walls = [], [], []
                 for _ in range(RUNS):
                     start, end = await streaming_dispatch(core, llm)

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from augure.agent.context import first_sentence
-from augure.core.app import builtin_tools
+from augure.core.toolset import builtin_tools
 from augure.tools.base import Egress, RunContext, Tool, tool
 
 Action = Literal["list", "get", "create", "update", "comment", "search", "close", "merge"]

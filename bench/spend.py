@@ -154,8 +154,8 @@ async def idle_day(home: Path) -> tuple[int, int]:
             "# Heartbeat checklist\n\n<!-- one line per thing to check -->\n- [ ]\n"
         )
         now = datetime(2026, 1, 5, tzinfo=UTC)
-        async with Augure.running(config) as front:
-            heartbeat = front.core.heartbeat
+        async with Augure.opened(config) as opened:
+            heartbeat = opened.core.heartbeat
             heartbeat.clock = lambda: now
             beats = 24 * 60 // HEARTBEAT_MINUTES
             for _ in range(beats):

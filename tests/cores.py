@@ -16,10 +16,9 @@ class Cores:
         self.opened: list[Core] = []
 
     async def open(self, config: Config, **wiring: Any) -> Core:
-        front = await self.stack.enter_async_context(Augure.running(config, **wiring))
-        assert front.core is not None
-        self.opened.append(front.core)
-        return front.core
+        opened = await self.stack.enter_async_context(Augure.opened(config, **wiring))
+        self.opened.append(opened.core)
+        return opened.core
 
     async def close(self) -> None:
         await self.stack.aclose()

@@ -28,6 +28,7 @@ from augure.agent.turn import (
     TurnState,
     TurnStream,
     Wipe,
+    working_for,
 )
 from augure.common.caller import Caller, Grants
 from augure.config.settings import Config
@@ -39,7 +40,7 @@ from augure.memory.store import MemoryStore
 from augure.skills.model import Catalog
 from augure.store.audit import new_id
 from augure.store.state import Store
-from augure.tools.base import ToolResult
+from augure.tools.base import RunContext, ToolResult
 from augure.tools.executor import Executor
 from augure.tools.registry import ToolRegistry
 
@@ -56,17 +57,15 @@ class Agent:
         llm: ChatModel,
         memory: MemoryStore,
         redact: Redactor,
+        context: RunContext,
         catalog: Catalog | None = None,
         personas: Personas | None = None,
         tools_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.config = config
-        self.store = store
-        self.registry = registry
-        self.executor = executor
-        self.llm = llm
-        self.memory = memory
-        self.redact = redact
+        self.config, self.store, self.registry = config, store, registry
+        self.executor, self.llm = executor, llm
+        self.memory, self.redact = memory, redact
+        self.context = context  # what every tool may use: each turn adds its own caller
         # The active skills, kept current by the skill service, in the prompt's stable part.
         self.catalog = catalog or Catalog()
         self.personas = personas
@@ -81,7 +80,7 @@ class Agent:
         chat_id: str,
         content: Content,
         *,
-        origin: str | Sequence[str] = "chat",
+        origin: str | Sequence[str] | Caller = "chat",
         stream: TurnStream | None = None,
         tools: Collection[str] | None = None,
         turn_id: str | None = None,
@@ -93,7 +92,7 @@ class Agent:
     ) -> Reply:
         """Run one turn. Turns of one chat run one at a time; chats run concurrently.
         `follow_ups` came after `content` and are answered with it (docs/telegram.md).
-        `origin` is the turn's origin chain (`job`, `chat>background`, `job>skill:ID`);
+        `origin`: the turn's chain (`job`, `job>skill:ID`), or its whole `Caller` (a report's);
         `tools` limits the turn to those tools (a skill's declared ones); `asked_from` names
         the outside source of `content` when it is not the owner's words. A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
@@ -101,10 +100,7 @@ class Agent:
         messages, taken out of the inbox as the turn is stored (docs/durability.md).
         `carried`: what the unit that wrote `content` had read (a job's maker); `later` gives
         what the owner sent meanwhile, asked before each further model call."""
-        # `Allow in this chat` belongs to chats the owner talks in, not to jobs or skills.
-        caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
-        grants = self._grants[chat_id] if caller.started_by == "chat" else None
-        caller = dataclasses.replace(caller, grants=grants)
+        caller = working_for(origin, chat_id, tools, self._grants)
         awaits = turn_id is not None
         turn = Turn(
             turn_id or new_id(), chat_id, caller, awaits, asked_from, (*received,), carried, later
@@ -217,7 +213,7 @@ class Agent:
         caller = dataclasses.replace(
             turn.caller, turn_id=turn.id, reading=reading, allowed_tools=allowed
         )
-        ctx = dataclasses.replace(self.registry.context.for_caller(caller), spend=tally.add)
+        ctx = dataclasses.replace(self.context.for_caller(caller), spend=tally.add)
         schemas = offer.schemas(self.config, self.registry, turn.chat_id, loaded, allowed)
         state = TurnState(
             turn, conversation, system, ctx, stream, allowed, shown, loaded, schemas, tally

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import dataclasses
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -10,7 +11,7 @@ from augure.agent import history
 from augure.agent.context import SystemPrompt
 from augure.agent.sources import sources_of
 from augure.agent.tally import Tally
-from augure.common.caller import Caller
+from augure.common.caller import Caller, Grants
 from augure.common.ports import Sources
 from augure.store.state import TurnUsage
 from augure.tools.base import Artifact, RunContext
@@ -119,3 +120,19 @@ class TurnState:
     def sources(self) -> Sources:
         """What outside content the answer drew on: all the conversation the model read."""
         return sources_of(self.ctx.caller.reading, self.conversation.messages)
+
+
+def working_for(
+    origin: str | Sequence[str] | Caller,
+    chat_id: str,
+    tools: Collection[str] | None,
+    grants: Mapping[str, Grants],
+) -> Caller:
+    """Who a turn works for. A caller given whole (a background report's) is kept as it is,
+    grants and all; otherwise one is made from the origin chain, with the chat's `Allow in
+    this chat` grants when the owner's chat started it, never a job's or a skill's."""
+    if isinstance(origin, Caller):
+        return origin
+    caller = Caller.of(origin, chat_id=chat_id, allowed_tools=tools)
+    chatting = caller.started_by == "chat"
+    return dataclasses.replace(caller, grants=grants[chat_id] if chatting else None)

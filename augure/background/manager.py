@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from augure.common.caller import Reading
+from augure.common.caller import Caller
 from augure.store.tasks import Status, Tasks
 from augure.tools.executor import Call, Work
 from augure.tools.result import Artifact, ToolResult, plain, wrap_untrusted
@@ -31,14 +31,12 @@ class Report:
     chat_id: str
     content: str  # what the report turn reads; outside content in it is marked
     files: list[Artifact]  # what the task produced (a screenshot, a document)
-    # The released call's origin chain and the tools of the turn that released it: the
-    # report turn works for the same caller with the same tools (docs/security.md).
-    chain: tuple[str, ...]
-    tools: frozenset[str] | None
+    # The released call's caller, whole: its chain, the tools of the turn that released it,
+    # the chat's grants and what the releasing turn and the task read. The report turn works
+    # for this caller (docs/security.md, "Who asked"); it goes on from its reading's fetches,
+    # so a chain of reports never starts afresh.
+    caller: Caller
     source: str | None  # provenance of the result, as data
-    # Fetches to sites only outside content named, made by the releasing turn and the task:
-    # the report turn goes on from that count, so a chain of reports never starts afresh.
-    fetches: int = 0
 
 
 # Runs the report turn and delivers its reply, then the task's files.
@@ -53,9 +51,7 @@ class _Running:
     id: str
     chat_id: str
     tool: str
-    chain: tuple[str, ...]
-    tools: frozenset[str] | None
-    reading: Reading | None = None  # the releasing turn's, shared with the task
+    caller: Caller  # the released call's: its reading is the releasing turn's, shared
     work: asyncio.Task[ToolResult] | None = None
     runner: asyncio.Task[None] | None = None
     line: str | None = None
@@ -86,9 +82,7 @@ class TaskManager:
         )
         if self._closing:
             return task_id  # stays `running`: the next start reports it interrupted
-        entry = _Running(
-            task_id, chat, call.name, caller.chain, caller.allowed_tools, caller.reading
-        )
+        entry = _Running(task_id, chat, call.name, caller)
         tool = call.tool  # set by the parse step; a bare call (a unit test's) has none
         brings_outside = tool is not None and (tool.untrusted or tool.relays)
         entry.outside = call.name if brings_outside else None
@@ -165,8 +159,7 @@ class TaskManager:
         ended = "finished" if status == "done" else "failed"
         shown = wrap_untrusted(text, source) if source is not None else text
         content = f"[Background task {entry.id} ({entry.tool}) {ended}. Its result:]\n{shown}"
-        fetches = entry.reading.fetches if entry.reading is not None else 0
-        report = Report(entry.chat_id, content, files, entry.chain, entry.tools, source, fetches)
+        report = Report(entry.chat_id, content, files, entry.caller, source)
         try:
             await self.announce(report)
         except Exception:

@@ -2,8 +2,8 @@
 
 A channel is built before the core and handed to `Augure.running` as an approver and as the
 notifier; what it receives (updates, lines of input) is handled by its own inbound side, which
-calls the verbs of the `Front` the lifespan yields. Nothing is attached to the core after it
-is built.
+calls the desks of the door the lifespan yields (augure.core.door). Nothing is attached to the
+core after it is built.
 """
 
 from __future__ import annotations

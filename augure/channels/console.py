@@ -17,7 +17,7 @@ from augure.common.ports import (
     Sources,
     Verdict,
 )
-from augure.core.front import Front
+from augure.core.door.chat import ChatDesk
 
 CHAT_ID = "console"
 PROMPT = "you> "
@@ -65,7 +65,7 @@ class ConsoleChannel:
         self.stdout.flush()
 
 
-async def chat(front: Front, console: ConsoleChannel) -> None:
+async def chat(desk: ChatDesk, console: ConsoleChannel) -> None:
     """The conversation loop; the core was opened with `console` among its approvers."""
     stdin, stdout = console.stdin, console.stdout
     interactive = stdin.isatty()
@@ -84,10 +84,10 @@ async def chat(front: Front, console: ConsoleChannel) -> None:
         if text in ("/quit", "/exit"):
             break
         if text == "/new":
-            await front.new_conversation(CHAT_ID)
+            await desk.new_conversation(CHAT_ID)
             stdout.write("Started a fresh conversation.\n")
             continue
-        reply = await front.converse(CHAT_ID, text)
+        reply = await desk.converse(CHAT_ID, text)
         stdout.write(f"augure> {reply.text}\n" if interactive else f"{reply.text}\n")
         for artifact in reply.artifacts:
             await console.deliver(CHAT_ID, artifact)

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from augure.approval.shown import visible
 from augure.common.errors import UsageError
+from augure.common.ports import Decision
 from augure.config.settings import Config
-from augure.store.audit import STATUSES, Audit, Rule
-from augure.store.state import Store
+from augure.core.door.types import INVOCATION_STATUSES as STATUSES
+from augure.core.door.types import Rule
 
 DEFAULT_LIMIT = 20
 ERROR_WIDTH = 60  # characters of an invocation's error shown in the text listing
@@ -27,24 +26,17 @@ DECIDED_BY = "cli"
 DIGEST_WIDTH = 12  # hex digits of the approved digest in the text listing (all in --json)
 
 
-@asynccontextmanager
-async def _audit(config: Config) -> AsyncIterator[Audit]:
-    store = await Store.open(config.db_path)
-    try:
-        yield Audit(store)
-    finally:
-        await store.close()
-
-
 # -- invocations ---------------------------------------------------------------------------
 
 
 async def invocations(config: Config, args: argparse.Namespace) -> int:
+    from augure.core.lifespan import Augure
+
     if args.status is not None and args.status not in STATUSES:
         raise UsageError(f"unknown status {args.status!r}; one of: {', '.join(STATUSES)}")
     limit = _positive(args.limit, "--limit")
-    async with _audit(config) as audit:
-        rows = await audit.listing(status=args.status, tool=args.tool, limit=limit)
+    async with Augure.reading(config) as door:
+        rows = await door.reports.records(status=args.status, tool=args.tool, limit=limit)
     if args.json:
         print(json.dumps([_invocation_json(row) for row in rows], ensure_ascii=False))
         return 0
@@ -84,9 +76,11 @@ def _invocation_json(row: dict[str, Any]) -> dict[str, Any]:
 
 
 async def approvals(config: Config, args: argparse.Namespace) -> int:
-    async with _audit(config) as audit:
-        pending = await audit.listing(approval_status="pending", limit=-1)  # -1: no limit
-        rules = [] if args.json else await audit.rules()
+    from augure.core.lifespan import Augure
+
+    async with Augure.reading(config) as door:
+        pending = await door.reports.pending_approvals(limit=-1)  # -1: no limit
+        rules = [] if args.json else await door.owner.rules()
     requests = [
         {
             "id": row["id"],
@@ -114,25 +108,29 @@ async def approvals(config: Config, args: argparse.Namespace) -> int:
 
 
 async def approve(config: Config, args: argparse.Namespace) -> int:
-    tool = await _decide(config, args.id, "approved", None)
+    tool = await _decide(config, args.id, Decision.APPROVED, None)
     print(f"Approved {args.id} ({tool}).")
     return 0
 
 
 async def reject(config: Config, args: argparse.Namespace) -> int:
-    tool = await _decide(config, args.id, "rejected", args.reason or None)
+    tool = await _decide(config, args.id, Decision.REJECTED, args.reason or None)
     print(f"Rejected {args.id} ({tool}).")
     return 0
 
 
-async def _decide(config: Config, invocation_id: str, decision: str, reason: str | None) -> str:
+async def _decide(
+    config: Config, invocation_id: str, decision: Decision, reason: str | None
+) -> str:
     """Decide one pending request; the tool's name, or a UsageError saying why not."""
-    async with _audit(config) as audit:
-        decided = await audit.decide(invocation_id, decision, DECIDED_BY, reason)
-        row = await audit.get(invocation_id)
+    from augure.core.lifespan import Augure
+
+    async with Augure.reading(config) as door:
+        decided = await door.owner.decide(invocation_id, decision, DECIDED_BY, reason=reason)
+        row = await door.reports.invocation(invocation_id)
     if row is None:
         raise UsageError(f"no approval request with id {invocation_id}")
-    if not decided:
+    if decided is None:
         raise UsageError(f"request {invocation_id} was already decided ({row['approval_status']})")
     return str(row["tool"])
 
@@ -141,19 +139,22 @@ async def _decide(config: Config, invocation_id: str, decision: str, reason: str
 
 
 async def rules(config: Config, args: argparse.Namespace) -> int:
+    from augure.core.lifespan import Augure
+
     action = args.action or "list"
     pattern = _checked_pattern(action, args.pattern) if action in ("allow", "deny") else ""
-    async with _audit(config) as audit:
-        existing = await audit.rules()
+    async with Augure.reading(config) as door:
+        owner = door.owner
+        existing = await owner.rules()
         if action == "list":
             _print_rules(existing, indent="", empty="No rules.")
         elif action == "revoke":
             rule = _find_rule(existing, args.rule_id)
-            await audit.revoke_rule(rule.id)
+            await owner.revoke_rule(rule.id)
             print(f"Revoked rule {rule.id} ({rule.effect} {rule.pattern}).")
         else:
             known = any(r.effect == action and r.pattern == pattern for r in existing)
-            rule = await audit.add_rule(action, pattern, DECIDED_BY)
+            rule = await owner.add_rule(action, pattern, DECIDED_BY)
             verb = "Already have" if known else "Added"
             print(f"{verb} rule {rule.id}: {rule.effect} {rule.pattern}")
     return 0

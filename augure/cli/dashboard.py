@@ -35,7 +35,7 @@ async def dashboard(config: Config, args: argparse.Namespace) -> int:
         loop.add_signal_handler(signum, stop.set)
     bot = holder(config.home)
     started_at = bot.started_at if bot and bot.started_at else None
-    async with Augure.reading(config, started_at=started_at, alone=bot is None) as front:
+    async with Augure.reading(config, started_at=started_at, reject_stale=bot is None) as door:
         if bot is not None:
             print(
                 f"Beside the bot running on this home (pid {bot.pid}): it runs what you "
@@ -43,7 +43,7 @@ async def dashboard(config: Config, args: argparse.Namespace) -> int:
                 flush=True,
             )
         try:
-            await server.start(front)
+            await server.start(door)
             await stop.wait()
         finally:
             await server.stop()

@@ -45,7 +45,7 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
         yield Check("allowlist", True, f"{len(config.telegram.allowed_users)} allowed user(s)")
     async for check in _mcp(config):
         yield check
-    from augure.core.app import build_registry
+    from augure.core.toolset import build_registry
 
     for tool in build_registry(config).list():
         missing = tool.config_check(config)

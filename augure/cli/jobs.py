@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from zoneinfo import ZoneInfo
 
 from augure.common.errors import UsageError
 from augure.config.settings import Config
-from augure.host.home import holder
-from augure.scheduler.service import JobError, Scheduler
-from augure.store.state import Store
+from augure.core.door.errors import JobError
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,44 +36,28 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     resume.add_argument("id", help="the job id (see `augure jobs list`)")
 
 
-@asynccontextmanager
-async def _scheduler(config: Config) -> AsyncIterator[Scheduler]:
-    store = await Store.open(config.db_path)
-
-    async def no_turns(conversation: str, prompt: str, *_: tuple[str, ...]) -> str:
-        raise RuntimeError("jobs run in `augure run`, not in the CLI")
-
-    try:
-        yield Scheduler(
-            store=store,
-            run_turn=no_turns,
-            default_zone=config.zone,
-            misfire_grace_seconds=config.scheduler.misfire_grace_seconds,
-            owner_chat=config.owner_chat,
-        )
-    finally:
-        await store.close()
-
-
 async def jobs(config: Config, args: argparse.Namespace) -> int:
-    async with _scheduler(config) as scheduler:
+    from augure.core.lifespan import Augure
+
+    async with Augure.reading(config) as door:
+        owner, book = door.owner, door.owner.book
         action = args.action or "list"
         if action == "list":
-            listed = await scheduler.jobs()
+            listed = await owner.jobs()
             if getattr(args, "json", False):
-                print(json.dumps([job.as_json() for job in listed]))
+                print(json.dumps([job.as_json() for job in listed.jobs]))
                 return 0
-            zone = ZoneInfo(scheduler.zone)
-            paused = " (paused: /resume in Telegram)" if await scheduler.paused() else ""
-            print(f"Scheduler zone {scheduler.zone}{paused}")
-            for job in listed:
+            zone = ZoneInfo(listed.zone)
+            paused = " (paused: /resume in Telegram)" if listed.paused else ""
+            print(f"Scheduler zone {listed.zone}{paused}")
+            for job in listed.jobs:
                 print(job.describe(zone))
-            if not listed:
+            if not listed.jobs:
                 print("No scheduled jobs.")
             return 0
         if action == "add":
             try:
-                job = await scheduler.create(
+                job = await book.create(
                     prompt=args.prompt,
                     chat_id=None,
                     cron=args.cron,
@@ -87,11 +67,11 @@ async def jobs(config: Config, args: argparse.Namespace) -> int:
                 )
             except JobError as exc:
                 raise UsageError(str(exc)) from None
-            print(f"Added {job.describe(ZoneInfo(scheduler.zone))}")
+            print(f"Added {job.describe(ZoneInfo(book.zone))}")
             return 0
         if action == "remove":
             try:
-                removed = await scheduler.remove(args.id)
+                removed = await book.remove(args.id)
             except JobError as exc:
                 raise UsageError(str(exc)) from None
             if not removed:
@@ -101,17 +81,17 @@ async def jobs(config: Config, args: argparse.Namespace) -> int:
         if action in ("pause", "resume"):
             try:
                 if action == "pause":
-                    await scheduler.pause_job(args.id)
+                    await book.pause_job(args.id)
                     print(f"Paused job {args.id}: its runs are skipped until it is resumed.")
                 else:
-                    job = await scheduler.resume_job(args.id)
-                    print(f"Resumed job {args.id}: {job.describe(ZoneInfo(scheduler.zone))}")
+                    job = await book.resume_job(args.id)
+                    print(f"Resumed job {args.id}: {job.describe(ZoneInfo(book.zone))}")
             except JobError as exc:
                 raise UsageError(str(exc)) from None
             return 0
-        if not await scheduler.request_run(args.id, "cli"):
+        if not await owner.run_job_now(args.id, "cli"):
             raise UsageError(f"no job {args.id!r}; see `augure jobs list`")
-        if holder(config.home) is None:
+        if not (await owner.jobs()).bot_running:
             print(f"Job {args.id} will run when `augure run` starts (no bot runs on this home).")
         else:
             print(f"Job {args.id} will run now (in the running bot, within a second).")

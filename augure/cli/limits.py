@@ -7,8 +7,7 @@ import argparse
 import json
 
 from augure.config.settings import Config
-from augure.store.state import Store
-from augure.tools.limits import Limits, describe
+from augure.tools.limits import describe
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,11 +16,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 async def limits(config: Config, args: argparse.Namespace) -> int:
-    store = await Store.open(config.db_path)
-    try:
-        uses = await Limits(config.profiles, store, config.zone).usage()
-    finally:
-        await store.close()
+    from augure.core.lifespan import Augure
+
+    async with Augure.reading(config) as door:
+        uses = await door.reports.limits()
     if args.json:
         rows = [
             {

@@ -34,10 +34,10 @@ from augure.cli import tasks as cli_tasks
 from augure.cli import usage as cli_usage
 from augure.common.errors import UsageError
 from augure.config.settings import Config, ConfigError, default_home, load_config, load_env_file
+from augure.core.door.errors import StateError
+from augure.core.door.types import INVOCATION_STATUSES as STATUSES
 from augure.host import logs
 from augure.host.home import HomeError, check_usable
-from augure.store.audit import STATUSES
-from augure.store.connection import StateError
 
 log = logging.getLogger("augure")
 
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if TYPE_CHECKING:  # imported where a command needs it: `augure --help` stays quick
-    from augure.core.app import Core
+    from augure.core.door.running import RunningDesk
 
 
 async def _run(config: Config, args: argparse.Namespace) -> int:
@@ -253,8 +253,8 @@ async def _chat(config: Config, args: argparse.Namespace) -> int:
     from augure.core.lifespan import Augure
 
     console = ConsoleChannel(sys.stdin, sys.stdout)
-    async with Augure.running(config, approvers=[console], notifier=console) as front:
-        await chat(front, console)
+    async with Augure.running(config, approvers=[console], notifier=console) as door:
+        await chat(door.chat, console)
     return 0
 
 
@@ -290,17 +290,18 @@ def _when(timestamp: float) -> str:
 
 
 async def _memory(config: Config, args: argparse.Namespace) -> int:
-    from augure.memory.store import MemoryPathError, MemoryStore
+    from augure.core.lifespan import Augure
+    from augure.memory.store import MemoryPathError
 
-    memory = MemoryStore(config.memory_dir)
-    if args.action == "list":
-        for name, size in memory.list():
-            print(f"{size:>8}  {name}")
-        return 0
-    try:
-        print(memory.read(args.path), end="")
-    except (MemoryPathError, FileNotFoundError) as exc:
-        raise UsageError(str(exc)) from None
+    async with Augure.reading(config) as door:
+        if args.action == "list":
+            for name, size in door.reports.memory_files():
+                print(f"{size:>8}  {name}")
+            return 0
+        try:
+            print(door.reports.read_memory(args.path), end="")
+        except (MemoryPathError, FileNotFoundError) as exc:
+            raise UsageError(str(exc)) from None
     return 0
 
 
@@ -308,30 +309,24 @@ async def _tools(config: Config, args: argparse.Namespace) -> int:
     from augure.channels.console import terminal_approvers
     from augure.core.lifespan import Augure
 
-    async with Augure.running(config, approvers=terminal_approvers()) as front:
-        assert front.core is not None
-        return await _tool_command(front.core, args)
+    async with Augure.running(config, approvers=terminal_approvers()) as door:
+        return await _tool_command(door.running, args)
 
 
-async def _tool_command(core: Core, args: argparse.Namespace) -> int:
+async def _tool_command(running: RunningDesk, args: argparse.Namespace) -> int:
     """`augure tools list|run` on an open core (its MCP servers' tools included)."""
-    await core.mcp.started()  # their tools are listed and run like the built-in ones
-    registry = core.registry
+    down = await running.servers_started()  # their tools are listed and run like built-ins
     if args.action == "list":
-        tools = registry.list()
+        tools = running.tools()
         if args.json:
-            print(json.dumps([describe_tool(registry.description(t), t) for t in tools]))
+            print(json.dumps([describe_tool(running.describe(t), t) for t in tools]))
         else:
             for tool in tools:
-                print(
-                    f"{tool.name:<14} {tool.approval.egress.value:<9} {registry.description(tool)}"
-                )
-        for server in core.mcp.servers.values():
-            if server.state != "ready":  # its tools are missing above: say why
-                print(core.redact(server.down_text()), file=sys.stderr)
+                print(f"{tool.name:<14} {tool.approval.egress.value:<9} {running.describe(tool)}")
+        for line in down:  # those servers' tools are missing above: say why
+            print(line, file=sys.stderr)
         return 0
-    absent = core.executor.absent
-    if registry.get(args.name) is None and (absent is None or absent(args.name) is None):
+    if not running.knows(args.name):
         raise UsageError(f"unknown tool {args.name!r}; see `augure tools list`")
     try:
         arguments = json.loads(args.args)
@@ -339,10 +334,7 @@ async def _tool_command(core: Core, args: argparse.Namespace) -> int:
         raise UsageError(f"--args is not valid JSON: {exc.msg}") from None
     if not isinstance(arguments, dict):
         raise UsageError("--args must be a JSON object")
-    from augure.common.caller import Caller
-
-    ctx = registry.context.for_caller(Caller.of("cli"))
-    result = await core.executor.run(args.name, arguments, ctx)
+    result = await running.run_tool(args.name, arguments)
     print(result.output)
     return 0 if result.success else 1
 

@@ -4,25 +4,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import time
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from augure.common.errors import UsageError
 from augure.config.settings import Config
 from augure.core import forgetting
-from augure.memory.store import MemoryStore
-from augure.store.archive import Archive, Window
-from augure.store.state import Store
-from augure.store.words import forget_entry
 from augure.tools.recall import describe
-from augure.tools.recall_search import Searcher
-from augure.tools.recall_vectors import Embedder
 
-# How long the command waits for a running bot to take its request before giving up.
-PICKUP_SECONDS = 15.0
 BACKUPS = "Backups made before still hold the words: delete those to forget them there too."
 
 
@@ -50,25 +39,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 async def recall(config: Config, args: argparse.Namespace) -> int:
+    from augure.core.lifespan import Augure
+
     words: list[str] = args.query
     if words[0] == "forget" and len(words) == 2:
         return await _forget_one(config, words[1])
-    store = await Store.open(config.db_path)
-    embedder = _embedder(config, store)
-    try:
-        searcher = Searcher(
-            Archive(store.db),
-            MemoryStore(config.memory_dir),
-            embedder.embed if embedder else None,
-            config.recall.embeddings_model,
-        )
-        hits = await searcher.find(" ".join(words), Window(args.chat), max(1, args.limit))
-    finally:
-        await store.close()
-        if embedder is not None:
-            await embedder.models.close()
-            if embedder.models.transcriber is not None:
-                await embedder.models.transcriber.close()
+    async with Augure.reading(config) as door:
+        hits = await door.reports.recall(" ".join(words), args.chat, max(1, args.limit))
     if args.json:
         print(json.dumps([hit.as_json() for hit in hits], indent=2, ensure_ascii=False))
         return 0
@@ -80,43 +57,26 @@ async def recall(config: Config, args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedder(config: Config, store: Store) -> Embedder | None:
-    """The query's embedding, checked against `[budget]` and counted like the bot's calls."""
-    if config.recall.embeddings_model is None:
-        return None
-    from augure.core.spend import Budget, build_models
-    from augure.llm.client import LLM
-    from augure.store.spend import Ledger
-
-    llm = LLM(config.llm)
-    models = build_models(config, llm, llm, Budget(config, Ledger(store.db)))
-    return Embedder(models, config.recall)
-
-
 async def _forget_one(config: Config, text: str) -> int:
+    from augure.core.lifespan import Augure
+
     entry = text.removeprefix("#")
     if not entry.isdigit():
         raise UsageError(f"not an archive id: {text!r} (see `augure recall QUERY`)")
-    store = await Store.open(config.db_path)
-    try:
-        removed = await forget_entry(store.db, int(entry))
-    finally:
-        await store.close()
+    async with Augure.reading(config) as door:
+        removed = await door.owner.forget_entry(int(entry))
     print(f"Forgot #{entry}. {BACKUPS}" if removed else f"No archived message #{entry}.")
     return 0 if removed else 1
 
 
 async def forget(config: Config, args: argparse.Namespace) -> int:
     """Leave the request for the running bot, then wait for the owner's answer."""
+    from augure.core.lifespan import Augure
+
     chat = str(args.chat)
-    store = await Store.open(config.db_path)
-    try:
-        await forgetting.write_request(store, chat, {"state": "requested"})
-        print(f"Asking the owner in Telegram to approve forgetting chat {chat}…")
-        state = await _outcome(store, chat, config.approval.timeout_seconds)
-        await forgetting.drop_request(store, chat)
-    finally:
-        await store.close()
+    print(f"Asking the owner in Telegram to approve forgetting chat {chat}…")
+    async with Augure.reading(config) as door:
+        state = await door.owner.forget_chat(chat)
     if state.get("state") == "done":
         print(f"{forgetting.summary(chat, state)} {BACKUPS}")
         return 0
@@ -131,19 +91,3 @@ async def forget(config: Config, args: argparse.Namespace) -> int:
         return 1
     print("Not approved: nothing was removed.")
     return 1
-
-
-async def _outcome(store: Store, chat: str, approval_seconds: float) -> dict[str, Any]:
-    started = time.monotonic()
-    state: dict[str, Any] = {"state": "requested"}
-    while True:
-        found = dict(await forgetting.requests(store)).get(chat, state)
-        state = found
-        waited = time.monotonic() - started
-        if state.get("state") in ("done", "rejected", "busy"):
-            return state
-        if state.get("state") == "requested" and waited > PICKUP_SECONDS:
-            return state
-        if waited > PICKUP_SECONDS + approval_seconds + 10:
-            return {"state": "rejected"}
-        await asyncio.sleep(0.25)

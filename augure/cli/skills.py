@@ -33,7 +33,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 async def skills(config: Config, args: argparse.Namespace) -> int:
     from augure.channels.console import terminal_approvers
-    from augure.common.caller import Caller
     from augure.core.lifespan import Augure
 
     action = args.action or "list"
@@ -42,12 +41,10 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
             check_id(args.id)
         except SkillError as exc:
             raise UsageError(str(exc)) from None
-    async with Augure.running(config, approvers=terminal_approvers()) as front:
-        core = front.core
-        assert core is not None
-        service = core.skills
+    async with Augure.running(config, approvers=terminal_approvers()) as door:
+        service = door.running.skills
         if action == "list":
-            listed = await front.skills()
+            listed = await door.reports.skills()
             for record, meta, last in listed:
                 trigger = f"cron `{meta.schedule}`" if meta and meta.schedule else "manual"
                 print(f"{record.id} {record.version} [{record.state}] {trigger}; last run: {last}")
@@ -55,10 +52,9 @@ async def skills(config: Config, args: argparse.Namespace) -> int:
                 print("No skills.")
             return 0
         if action in ("run", "install"):
-            ctx = core.registry.context.for_caller(Caller.of("cli"))
             tool = "run_skill" if action == "run" else "install_skill"
             key = "id" if action == "run" else "skill_id"
-            result = await core.executor.run(tool, {key: args.id}, ctx)
+            result = await door.running.run_tool(tool, {key: args.id})
             if action == "install" and not result.success:
                 raise UsageError(" ".join(result.content.split()))
             print(result.output)  # a failed run's output is its report: stdout, exit 1

@@ -7,9 +7,7 @@ import argparse
 import json
 
 from augure.config.settings import Config
-from augure.core.spend import Budget, report_json, report_lines
-from augure.store.spend import Ledger
-from augure.store.state import Store
+from augure.core.spend import report_json, report_lines
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,11 +16,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 async def usage(config: Config, args: argparse.Namespace) -> int:
-    store = await Store.open(config.db_path)
-    try:
-        report = await Budget(config, Ledger(store.db)).report()
-    finally:
-        await store.close()
+    from augure.core.lifespan import Augure
+
+    async with Augure.reading(config) as door:
+        report = await door.reports.spend()
     if args.json:
         print(json.dumps(report_json(report), indent=2))
         return 0

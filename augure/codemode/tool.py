@@ -75,7 +75,8 @@ def code_mode_schema(
 ) -> dict[str, Any]:
     """The function schema of execute_code, its description carrying the `api` stubs of the
     tools within `allowed` (a guest's chat is not shown the owner's)."""
-    limits = registry.context.config.code_mode
+    assert registry.config is not None, "a registry a config built (build_registry)"
+    limits = registry.config.code_mode
     listing = stubs.render(api_tools(registry, allowed), registry.description)
     header = DESCRIPTION.format(timeout=limits.timeout_seconds, calls=limits.max_tool_calls)
     return {

@@ -1,9 +1,9 @@
-"""The one start and stop order of Augure: `async with Augure.running(config, ...) as front`.
+"""The one start and stop order of Augure: `async with Augure.running(config, ...) as door`.
 
 Every way in (`augure run`, `augure chat`, the CLI commands that need the core, the tests'
 harness, the benchmarks) opens the core here, so the order exists once. Each step is entered on
 one `AsyncExitStack`: the way down is the way up reversed, and a step that fails closes every
-step already started. Each step is recorded in `Front.steps` as it starts and as it stops.
+step already started. Each step is recorded in `Door.steps` as it starts and as it stops.
 See docs/architecture.md, "The composition root and the lifespan".
 """
 
@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, TypedDict, Unpack
 
 from augure.common.ports import Approver, Notifier
 from augure.common.progress import Progress
 from augure.config.settings import Config
-from augure.core.app import Core, Standalone, Wiring, build_core
+from augure.core.app import Core, Wiring, build_core
+from augure.core.door.doors import Door, ReadingDoor
 from augure.core.forgetting import ForgetRequests
-from augure.core.front import Front
 from augure.core.recovery import recover
+from augure.core.standalone import Standalone
 from augure.host.home import HomeLock
 from augure.llm.models import ChatModel
 from augure.mcp.adapter import register as register_mcp_tools
@@ -35,7 +37,7 @@ class Inbound(Protocol):
     channel can send from then on, and recovery's notices go out through it; `listen` once
     what the last run cut off is settled; `close` on the way down."""
 
-    async def open(self, front: Front) -> None: ...
+    async def open(self, door: Door) -> None: ...
 
     async def listen(self) -> None: ...
 
@@ -46,7 +48,7 @@ class Companion(Approver, Protocol):
     """Served in the bot's process beside the channel (the dashboard): one of the gate's
     approvers, started last and stopped first of what serves the owner."""
 
-    async def start(self, front: Front) -> None: ...
+    async def start(self, door: Door) -> None: ...
 
     async def stop(self) -> None: ...
 
@@ -68,14 +70,43 @@ class Steps:
         self.journal.append(f"stop {name}")
 
 
+class Plugs(TypedDict, total=False):
+    """What `Augure.running` is given besides the config (`Augure.opened` names each)."""
+
+    approvers: Sequence[Approver]
+    notifier: Notifier | None
+    progress: Progress | None
+    model: ChatModel | None
+    extra_tools: Sequence[Tool]
+    inbound: Inbound | None
+    companions: Sequence[Companion]
+    home_lock: HomeLock | None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The door and the parts behind it: for the tests and the benchmarks, which look at the
+    parts; everything else goes through the door (`Augure.running`)."""
+
+    door: Door
+    core: Core
+
+
 class Augure:
     """The way in. `running` serves; `inbound` given, it also recovers, polls and runs the
     scheduler, the heartbeat and the companions (`augure run`); without one it is the core a
-    command or a test talks to directly (`augure chat`, `augure tools run`)."""
+    command or a test talks to directly (`augure chat`, `augure tools run`). `reading` opens
+    the home's state with nothing that runs (`augure dashboard`, the CLI's commands)."""
 
     @staticmethod
     @asynccontextmanager
-    async def running(
+    async def running(config: Config, **plugs: Unpack[Plugs]) -> AsyncIterator[Door]:
+        async with Augure.opened(config, **plugs) as opened:
+            yield opened.door
+
+    @staticmethod
+    @asynccontextmanager
+    async def opened(
         config: Config,
         *,
         approvers: Sequence[Approver] = (),
@@ -86,7 +117,8 @@ class Augure:
         inbound: Inbound | None = None,
         companions: Sequence[Companion] = (),
         home_lock: HomeLock | None = None,
-    ) -> AsyncIterator[Front]:
+    ) -> AsyncIterator[Opened]:
+        """As `running`, with the parts beside the door (the tests' and the benchmarks')."""
         wiring = Wiring(
             extra_tools=extra_tools,
             model=model,
@@ -101,35 +133,38 @@ class Augure:
                 home_lock.acquire()
                 steps.started("home lock", _released(home_lock))
             core = await _open_core(config, wiring, steps)
-            front = Front(core, core=core, steps=journal)
+            door = Door(core, journal)
             if inbound is not None:
-                await _serve(core, front, inbound, notifier, steps)
+                await _serve(core, door, inbound, notifier, steps)
             for companion in companions:
-                await companion.start(front)
+                await companion.start(door)
                 steps.started(companion.name, companion.stop)
             # Entered last, so it runs first on the way down: background work stops (its
             # rows stay `running`, for the next start's notice) and waiting approvals are
             # rejected, so no turn blocked on a button holds up the channel's stop.
             steps.started("settle", lambda: _settle(core))
-            yield front
+            yield Opened(door, core)
 
     @staticmethod
     @asynccontextmanager
     async def reading(
-        config: Config, *, started_at: float | None = None, alone: bool = True
-    ) -> AsyncIterator[Front]:
-        """`augure dashboard`'s own process: the home's state, nothing that runs (see
-        augure.core.app.Standalone); `started_at` is when a bot beside it started."""
-        state = await Standalone.open(config, started_at=started_at)
+        config: Config, *, started_at: float | None = None, reject_stale: bool = False
+    ) -> AsyncIterator[ReadingDoor]:
+        """The home's state, nothing that runs (augure.core.standalone): `augure dashboard`'s
+        own process, the CLI's commands. `started_at` is when a bot beside it started;
+        `reject_stale`, with no bot on the home, rejects what a stopped bot left pending."""
+        store = await Store.open(config.db_path)
+        state = Standalone.on(config, store, started_at=started_at)
         try:
-            if alone:
+            if reject_stale:
                 # What a stopped bot left pending will never run: rejected as a bot's start
                 # does, so no press "approves" a call no process is waiting to make. Beside a
                 # running bot those requests are its own, waiting for an answer: left alone.
                 await state.gate.reject_stale()
-            yield Front(state)
+            yield ReadingDoor(state)
         finally:
             await state.close()
+            await store.close()
 
 
 async def _open_core(config: Config, wiring: Wiring, steps: Steps) -> Core:
@@ -150,9 +185,9 @@ async def _open_core(config: Config, wiring: Wiring, steps: Steps) -> Core:
 
 
 async def _serve(
-    core: Core, front: Front, inbound: Inbound, notifier: Notifier | None, steps: Steps
+    core: Core, door: Door, inbound: Inbound, notifier: Notifier | None, steps: Steps
 ) -> None:
-    await inbound.open(front)
+    await inbound.open(door)
     steps.started("channel", inbound.close)
     if notifier is not None:
         # Before listening: what the last run cut off is settled before anything new runs.

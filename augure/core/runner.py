@@ -8,11 +8,13 @@ from collections.abc import Collection
 from augure.agent.loop import Agent
 from augure.agent.turn import Carried, Reply
 from augure.background.manager import Report
+from augure.common.caller import Caller
 from augure.common.ports import Notifier
 from augure.config.settings import Config
 from augure.core.spend import Budget
 from augure.llm.budget import HEARTBEAT, JOB, SKILL, working_as
 from augure.skills.service import SkillService
+from augure.tools.base import RunContext
 
 HEARTBEAT_CHAT = "heartbeat"
 
@@ -32,9 +34,11 @@ class TurnRunner:
         self.budget = budget
         self._agent: Agent | None = None
         self._skills: SkillService | None = None
+        self._context: RunContext | None = None
 
-    def bind(self, *, agent: Agent, skills: SkillService) -> None:
-        self._agent, self._skills = agent, skills
+    def bind(self, *, agent: Agent, skills: SkillService, context: RunContext) -> None:
+        """`context`: what every tool may use, for the skills a schedule runs."""
+        self._agent, self._skills, self._context = agent, skills, context
 
     @property
     def agent(self) -> Agent:
@@ -59,11 +63,12 @@ class TurnRunner:
         return self._with_sources(reply)
 
     async def skill(self, skill_id: str, chain: tuple[str, ...]) -> str:
-        if self._skills is None:
+        if self._skills is None or self._context is None:
             raise RuntimeError("a skill was asked for before the core was built")
         await self._affordable(SKILL)
         with working_as(SKILL):
-            return await self._skills.run_scheduled(skill_id, chain)
+            ctx = self._context.for_caller(Caller.of(chain))
+            return await self._skills.run_scheduled(skill_id, ctx)
 
     async def skill_turn(
         self, conversation: str, prompt: str, tools: Collection[str], chain: tuple[str, ...]
@@ -93,16 +98,16 @@ class TurnRunner:
 
     async def announce(self, report: Report) -> None:
         """A background task's result comes back as a turn of its own in its chat, for the
-        caller that released it and with its tools, delivered like a chat turn: its text,
-        then the task's files and the turn's own (docs/background.md)."""
-        chat_id = report.chat_id
+        caller that released it, whole (its chain, tools and grants), delivered like a chat
+        turn: its text, then the task's files and the turn's own (docs/background.md)."""
+        chat_id, caller = report.chat_id, report.caller
+        fetches = caller.reading.fetches if caller.reading is not None else 0
         reply = await self.agent.handle(
             chat_id,
             report.content,
-            origin=report.chain,
-            tools=report.tools,
+            origin=caller,
             asked_from=report.source,
-            carried=Carried(fetches=report.fetches),
+            carried=Carried(fetches=fetches),
         )
         if self.notifier is not None:
             await self.notifier.send(chat_id, reply.text, reply.sources)

@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from augure.core.front import Front
+from augure.core.door.doors import ReadingDoor
 from augure.dashboard.auth import Session, Sessions
 from augure.dashboard.hosts import OwnAddressOnly
 from augure.dashboard.pages import PAGES
@@ -24,12 +24,12 @@ STATIC = Path(__file__).parent / "static"
 
 
 def build(
-    front: Front, *, secure_cookie: bool, base: str, hosts: frozenset[str] | None
+    door: ReadingDoor, *, secure_cookie: bool, base: str, hosts: frozenset[str] | None
 ) -> OwnAddressOnly:
     """The application: `base` is the secret path prefix of every page (the session cookie's
     Path); `hosts` the Host values it answers (None: any; see augure/dashboard/hosts.py)."""
-    sessions = Sessions(front.logins, secure_cookie, path=base)
-    dash = Dash(front, sessions, templates(front.config.zone), PAGES, base)
+    sessions = Sessions(door.logins, secure_cookie, path=base)
+    dash = Dash(door, sessions, templates(door.config.zone), PAGES, base)
 
     async def login(request: Request) -> Response:
         """Only a POST logs in: the link's button, or a pasted token. A GET of the link (the

@@ -21,7 +21,7 @@ from augure.common.ports import ApprovalRequest, Decide, Verdict
 from augure.config.settings import DashboardConfig
 
 if TYPE_CHECKING:
-    from augure.core.front import Front
+    from augure.core.door.doors import ReadingDoor
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Dashboard:
         check_host(settings, self.host)
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
-        self.front: Front | None = None
+        self.door: ReadingDoor | None = None
         # Pages live under a path no other server can guess, new at each start; the session
         # cookie is scoped to it (augure/dashboard/auth.py).
         self.base = "/" + secrets.token_urlsafe(16)
@@ -77,7 +77,7 @@ class Dashboard:
         """Where the pages are: known only to whoever logged in (the login redirects there)."""
         return self.root + self.base
 
-    async def start(self, front: Front) -> None:
+    async def start(self, door: ReadingDoor) -> None:
         try:
             import uvicorn
 
@@ -85,11 +85,11 @@ class Dashboard:
             from augure.dashboard.hosts import own_hosts
         except ImportError as exc:
             raise UsageError(f"the dashboard needs {exc.name}: {EXTRA}") from None
-        self.front = front
+        self.door = door
         listener = self._bind()
         self.port = listener.getsockname()[1]  # the one given, or the free one port 0 got
         app = build(
-            front,
+            door,
             secure_cookie=not loopback(self.host),
             base=self.base,
             hosts=own_hosts(self.host, self.port, loopback(self.host)),
@@ -105,11 +105,11 @@ class Dashboard:
             await asyncio.sleep(0.01)
         if self._task.done():
             raise UsageError(f"the dashboard could not start on {self.root}")
-        front.logins.served_at = self.root
+        door.logins.served_at = self.root
         log.info("dashboard serving on %s", self.root)
         # On stdout, never in the log: the link holds a login token.
         print(f"Dashboard on {self.root}; log in (once, within 10 minutes) at:", flush=True)
-        print(front.login_link(), flush=True)
+        print(door.owner.login_link(), flush=True)
 
     def _bind(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -130,8 +130,8 @@ class Dashboard:
         return listener
 
     async def stop(self) -> None:
-        if self.front is not None:
-            self.front.logins.served_at = None
+        if self.door is not None:
+            self.door.logins.served_at = None
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             with contextlib.suppress(asyncio.CancelledError):

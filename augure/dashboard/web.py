@@ -19,7 +19,7 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from augure.approval.shown import visible
-from augure.core.front import Front
+from augure.core.door.doors import ReadingDoor
 from augure.dashboard.auth import Session, Sessions, guarded, no_store
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -55,7 +55,7 @@ class Page:
 
 @dataclass
 class Dash:
-    front: Front
+    door: ReadingDoor
     sessions: Sessions
     templates: Jinja2Templates
     menu: tuple[Page, ...] = ()
@@ -87,7 +87,7 @@ class Dash:
         """What any record may show: secrets masked, and every character that could hide or
         reorder text (bidi overrides, zero-width) as a visible escape (docs/security.md). Line
         breaks and tabs keep the layout."""
-        lines = self.front.clean(text).split("\n")
+        lines = self.door.reports.clean(text).split("\n")
         return "\n".join("\t".join(map(visible, line.split("\t"))) for line in lines)
 
     def refuse(self, request: Request, status: int) -> Response:

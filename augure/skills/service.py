@@ -19,7 +19,7 @@ from typing import Any
 
 from augure.codemode import runtime, stubs
 from augure.codemode.tool import api_tools
-from augure.common.caller import Caller, Reading
+from augure.common.caller import Reading
 from augure.config.settings import Config
 from augure.llm.models import Models
 from augure.scheduler.service import JobError, Scheduler
@@ -259,9 +259,8 @@ class SkillService:
         noted = result.result.with_content(f"{result.result.content}\n\n{note}")
         return dataclasses.replace(result, result=noted)
 
-    async def run_scheduled(self, skill_id: str, chain: tuple[str, ...] = ("job",)) -> str:
+    async def run_scheduled(self, skill_id: str, ctx: RunContext) -> str:
         """For the scheduler: the output delivered to the owner, errors included."""
-        ctx = self.registry.context.for_caller(Caller.of(chain))
         try:
             return (await self.run(skill_id, ctx)).output
         except SkillError as exc:

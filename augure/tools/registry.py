@@ -8,16 +8,19 @@ from collections.abc import Collection, Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
-from augure.tools.base import RunContext, Tool
+from augure.tools.base import Tool
 
 if TYPE_CHECKING:
     from augure.config.settings import Config
 
 
 class ToolRegistry:
-    def __init__(self) -> None:
+    """`config`: what a tool's description checks it has (none: nothing is checked). The
+    context a call runs in is not kept here: each caller is handed its own."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config
         self._tools: dict[str, Tool] = {}
-        self._context: RunContext | None = None
         self._schemas: builtins.list[dict[str, Any]] | None = None
 
     def register(self, tool: Tool) -> None:
@@ -32,18 +35,8 @@ class ToolRegistry:
     def list(self) -> list[Tool]:
         return list(self._tools.values())
 
-    def set_context(self, ctx: RunContext) -> None:
-        self._context = ctx
-        self._schemas = None
-
-    @property
-    def context(self) -> RunContext:
-        if self._context is None:
-            raise RuntimeError("ToolRegistry.set_context was never called")
-        return self._context
-
     def description(self, tool: Tool) -> str:
-        missing = tool.config_check(self.context.config)
+        missing = tool.config_check(self.config) if self.config is not None else None
         return f"{tool.description} [NOT CONFIGURED] {missing}" if missing else tool.description
 
     def schema(self, tool: Tool) -> dict[str, Any]:

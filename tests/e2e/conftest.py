@@ -93,7 +93,7 @@ class Bot:
         # whether a bot runs), without its companions.
         home_lock = HomeLock(config.home)
         self.channel = TelegramBot(config=config, channel=channel, home_lock=home_lock)
-        running = Augure.running(
+        running = Augure.opened(
             config,
             approvers=[channel],
             notifier=channel,
@@ -103,8 +103,8 @@ class Bot:
             home_lock=home_lock,
         )
         self.running = AsyncExitStack()
-        front = await self.running.enter_async_context(running)
-        self.core = front.core
+        opened = await self.running.enter_async_context(running)
+        self.core = opened.core
         return self
 
     async def stop(self) -> None:

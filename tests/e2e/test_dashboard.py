@@ -6,18 +6,20 @@ model.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from augure.channels.telegram.bot import serve
-from augure.config.settings import load_config
+from augure.config.settings import Config, load_config
 from augure.core.app import Core
+from augure.core.lifespan import Augure, Opened, Plugs
 from augure.dashboard.server import Dashboard
 from augure.tools.browser.session import BrowserSettings, find_executable
 from tests.e2e import tools as test_tools
@@ -36,11 +38,7 @@ class Served:
     bot: Bot  # for the shared helpers: the same telegram, llm and home
     dashboard: Dashboard
     browser: Browser
-
-    @property
-    def core(self) -> Core:
-        assert self.dashboard.front is not None and self.dashboard.front.core is not None
-        return self.dashboard.front.core
+    core: Core  # the bot's own parts, as `serve` opened them
 
     @property
     def root(self) -> str:
@@ -71,6 +69,22 @@ class Served:
         return context, page
 
 
+def seen_opened(monkeypatch: pytest.MonkeyPatch) -> list[Core]:
+    """The parts behind the door `serve` opens: the door the dashboard is given has none, so
+    the test notes them as the lifespan opens them."""
+    cores: list[Core] = []
+    opened = Augure.opened
+
+    @contextlib.asynccontextmanager
+    async def noted(config: Config, **plugs: Unpack[Plugs]) -> AsyncIterator[Opened]:
+        async with opened(config, **plugs) as both:
+            cores.append(both.core)
+            yield both
+
+    monkeypatch.setattr(Augure, "opened", staticmethod(noted))
+    return cores
+
+
 @pytest.fixture
 async def served(
     tmp_path: Path, telegram: FakeTelegram, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
@@ -89,10 +103,11 @@ async def served(
         monkeypatch.setenv(name, value)
     config = load_config()
     dashboard = Dashboard(config.dashboard)
+    cores = seen_opened(monkeypatch)
     stop = asyncio.Event()
     test_tools.reset()
     running = asyncio.create_task(serve(config, stop, test_tools.TEST_TOOLS, [dashboard]))
-    while dashboard.front is None or dashboard.front.logins.served_at is None:
+    while dashboard.door is None or dashboard.door.logins.served_at is None:
         assert not running.done(), running.exception()
         await asyncio.sleep(0.05)
     async with async_playwright() as playwright:
@@ -100,7 +115,8 @@ async def served(
             executable_path=chromium, headless=True, args=["--no-sandbox"]
         )
         try:
-            yield Served(Bot(home, telegram, llm, monkeypatch), dashboard, browser)
+            (core,) = cores
+            yield Served(Bot(home, telegram, llm, monkeypatch), dashboard, browser, core)
         finally:
             await browser.close()
             stop.set()

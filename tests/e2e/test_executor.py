@@ -183,8 +183,8 @@ async def test_terminal_chat_asks_y_or_n(
         text("Did not send the second."),
     )
     running = Augure.running(load_config(), extra_tools=test_tools.TEST_TOOLS, approvers=[console])
-    async with running as front:
-        await chat(front, console)
+    async with running as door:
+        await chat(door.chat, console)
     output = stdout.getvalue()
     assert "Approve send_note?" in output and '"to": "hal"' in output
     assert "Sent the first." in output and "Did not send the second." in output

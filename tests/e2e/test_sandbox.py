@@ -304,9 +304,8 @@ async def test_not_configured_backend_none(home: Path) -> None:
     config = make_config(home, backend="none")
     result = await sandbox_exec.run_ungated({"command": "true"}, context(config))
     assert result.output == "Error: [NOT CONFIGURED] set [sandbox] backend to bwrap or docker"
-    registry = ToolRegistry()
+    registry = ToolRegistry(config)
     registry.register(sandbox_exec)
-    registry.set_context(context(config))
     assert registry.description(sandbox_exec).endswith(
         "[NOT CONFIGURED] set [sandbox] backend to bwrap or docker"
     )

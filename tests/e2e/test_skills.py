@@ -326,7 +326,7 @@ async def test_a_skill_asks_before_writing_and_cannot_call_an_undeclared_tool(bo
 
 async def test_bad_ids_are_refused_by_every_tool_unasked(bot: Bot) -> None:
     assert bot.core is not None
-    ctx = bot.core.registry.context
+    ctx = bot.core.context
     for bad in ["../x", "A", "a" * 65, "../../etc"]:
         for name, args in [
             ("run_skill", {"id": bad}),

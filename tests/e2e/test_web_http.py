@@ -144,8 +144,6 @@ async def test_keys_come_from_the_environment_when_not_in_config(
 
 
 def test_missing_key_or_url_is_shown_in_the_schema(tmp_path: Path) -> None:
-    registry = ToolRegistry()
-    registry.register(web_search)
     expected = {
         "tavily": "set TAVILY_API_KEY (or [tools.web_search] api_key)",
         "exa": "set EXA_API_KEY (or [tools.web_search] api_key)",
@@ -154,7 +152,8 @@ def test_missing_key_or_url_is_shown_in_the_schema(tmp_path: Path) -> None:
     for provider, hint in expected.items():
         config = load_config(home=tmp_path)
         config.tools = ToolsConfig.model_validate({"web_search": {"provider": provider}})
-        registry.set_context(RunContext(config, MemoryStore(tmp_path), None))
+        registry = ToolRegistry(config)
+        registry.register(web_search)
         (schema,) = registry.to_function_schemas()
         assert schema["function"]["description"].endswith(f" [NOT CONFIGURED] {hint}")
     config.tools = ToolsConfig.model_validate({"web_search": {"provider": "bing"}})

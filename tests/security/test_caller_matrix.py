@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from augure.background.manager import Report
 from augure.common.caller import Caller
 from augure.config.settings import load_config
 from augure.core.app import Core
@@ -37,6 +38,7 @@ GUEST = "2"  # an allowed user who is not the owner
 probes_run: list[str] = []  # the origin chain of each probe call that ran
 readings: list[bool] = []  # whether each probe call's caller had a reading
 fetched: list[str] = []  # each URL the fetcher fetched
+callers: list[Caller] = []  # the whole caller of each probe call that ran
 
 
 @tool(
@@ -50,6 +52,7 @@ async def probe(ctx: RunContext, item: str) -> str:
     """Reads outside text (a stand-in for a web page)."""
     probes_run.append(ctx.origin)
     readings.append(ctx.caller.reading is not None)
+    callers.append(ctx.caller)
     return f"{TOKEN} about {item}"
 
 
@@ -222,7 +225,7 @@ async def heartbeat(w: World, steps: list[Step], scoped: bool) -> None:
 
 
 async def cli(w: World, steps: list[Step], scoped: bool) -> None:
-    ctx = w.core.registry.context.for_caller(Caller.of("cli"))
+    ctx = w.core.context.for_caller(Caller.of("cli"))
     for name, arguments in steps:
         w.results.append(await w.core.executor.run(name, arguments, ctx))
 
@@ -288,6 +291,7 @@ async def world(tmp_path: Path) -> AsyncIterator[Callable[[str], Awaitable[World
     probes_run.clear()
     readings.clear()
     fetched.clear()
+    callers.clear()
     yield make
     await opened.close()
 
@@ -394,3 +398,33 @@ async def test_every_gate_holds_on_every_caller_path(
 
 def test_the_matrix_covers_every_caller_and_gate() -> None:
     assert len(PATHS) >= 14 and len(GATES) >= 10
+
+
+async def test_a_background_report_works_for_the_whole_caller_that_released_it(
+    world: Callable[[str], Awaitable[World]],
+) -> None:
+    """The report carries the released call's `Caller` itself: its chain, its tools, the
+    chat's `Allow in this chat` grants and what the releasing turn had read; the report
+    turn works for that caller, not one rebuilt from its parts."""
+    w = await world("")
+    reports: list[Report] = []
+    announce = w.core.tasks.announce
+
+    async def kept(report: Report) -> None:
+        reports.append(report)
+        await announce(report)
+
+    w.core.tasks.announce = kept
+    w.script(call("probe", item="a"), call("idle", background=True), answer("started"))
+    w.script(call("probe", item="b"), answer("told"))
+    await w.core.agent.handle("1", "go", tools={"probe", "idle"})
+    await w.settled()
+    (report,) = reports
+    releasing, reporting = callers
+    assert report.caller.chain == ("chat", "background") == reporting.chain
+    assert report.caller.allowed_tools == frozenset({"probe", "idle"}) == reporting.allowed_tools
+    assert report.caller.grants is not None
+    assert report.caller.grants is releasing.grants is reporting.grants
+    assert report.caller.reading is releasing.reading and releasing.reading is not None
+    assert report.caller.reading.sources == {"probe"}
+    assert reporting.reading is not None and reporting.reading.tainted

@@ -194,9 +194,9 @@ async def test_the_core_is_built_with_its_channels(tmp_path: Path) -> None:
     """Approvers and the notifier are given to the lifespan; nothing is attached afterwards."""
     screen, outbox = Screen("dashboard"), Outbox()
     config = load_config(home=tmp_path)
-    async with Augure.running(config, approvers=[screen], notifier=outbox) as front:
-        core = front.core
+    async with Augure.opened(config, approvers=[screen], notifier=outbox) as opened:
+        core = opened.core
         assert core is not None
         assert core.gate.approvers == (screen,)
         assert core.scheduler.notifier is outbox
-        assert core.registry.context.scheduler is core.scheduler
+        assert core.context.scheduler is core.scheduler

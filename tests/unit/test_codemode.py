@@ -19,7 +19,7 @@ from augure.codemode import runtime, stubs
 from augure.codemode.tool import code_mode_schema, execute_code
 from augure.common.caller import Caller
 from augure.config.settings import load_config
-from augure.core.app import build_registry
+from augure.core.toolset import build_registry
 from augure.host.secrets import Redactor
 from augure.memory.store import MemoryStore
 from augure.store.audit import Audit
@@ -118,7 +118,6 @@ async def app(
     run = Executor(registry, audit, gate, config, Redactor({})).run
     memory = MemoryStore(tmp_path / "memory")
     memory.ensure()
-    registry.set_context(RunContext(config, memory, store, registry=registry, execute=run))
     ctx = RunContext(
         config, memory, store, Caller.of("chat", chat_id="c1"), registry=registry, execute=run
     )

@@ -13,7 +13,7 @@ import pytest
 from augure.channels.telegram import fold
 from augure.channels.telegram.fold import Content, Folder, _Part, merge_albums
 from augure.config.settings import TelegramConfig, load_config
-from augure.core.front import Front
+from augure.core.door.chat import ChatDesk
 from augure.core.lifespan import Augure
 
 PHOTO = [
@@ -133,9 +133,9 @@ async def test_a_batch_holding_a_voice_note_says_so_for_a_spoken_answer() -> Non
 
 
 @contextlib.asynccontextmanager
-async def inbox_of(home: Path) -> AsyncIterator[Front]:
-    async with Augure.reading(load_config(home=home)) as front:
-        yield front
+async def inbox_of(home: Path) -> AsyncIterator[ChatDesk]:
+    async with Augure.running(load_config(home=home)) as door:
+        yield door.chat
 
 
 async def test_a_start_hands_back_what_waited_one_batch_per_chat_in_order_without_a_window(

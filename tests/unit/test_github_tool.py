@@ -366,9 +366,8 @@ async def test_not_configured_without_a_token(
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     store = await Store.open(tmp_path / "state.db")
     context = RunContext(load_config(home=tmp_path), MemoryStore(tmp_path / "memory"), store)
-    registry = ToolRegistry()
+    registry = ToolRegistry(context.config)
     registry.register(github)
-    registry.set_context(context)
     assert registry.description(github).endswith(
         "[NOT CONFIGURED] set GITHUB_TOKEN (or [tools.github] token)"
     )

@@ -10,7 +10,7 @@ import pytest
 
 from augure.common.ports import NOT_KNOWN, ApprovalRequest, Attachment, Decide, Sources, Verdict
 from augure.config.settings import load_config
-from augure.core.front import Front
+from augure.core.door.doors import Door
 from augure.core.lifespan import Augure
 from augure.host.home import HomeError, HomeLock
 
@@ -38,9 +38,9 @@ class Inbound:
 
     def __init__(self) -> None:
         self.calls: list[str] = []
-        self.front: Front | None = None
+        self.front: Door | None = None
 
-    async def open(self, front: Front) -> None:
+    async def open(self, front: Door) -> None:
         self.front = front
         self.calls.append("open")
 
@@ -70,7 +70,7 @@ class Companion:
     async def conclude(self, ref: dict[str, Any] | None, tool: str, verdict: Verdict) -> None:
         return None
 
-    async def start(self, front: Front) -> None:
+    async def start(self, front: Door) -> None:
         self.calls.append("start")
         if self.fails:
             raise RuntimeError("the port is taken")
@@ -89,17 +89,18 @@ def stopped(steps: list[str]) -> list[str]:
 
 async def test_steps_start_in_one_order_and_stop_in_its_reverse(tmp_path: Path) -> None:
     inbound, companion = Inbound(), Companion()
-    async with Augure.running(
+    async with Augure.opened(
         load_config(home=tmp_path),
         notifier=inbound,
         inbound=inbound,
         companions=[companion],
         home_lock=HomeLock(tmp_path),
-    ) as front:
+    ) as opened:
+        front = opened.door
         assert started(front.steps) == SERVING and stopped(front.steps) == []
         with pytest.raises(HomeError):  # the home is held while it runs
             HomeLock(tmp_path).acquire()
-        core = front.core
+        core = opened.core
         assert core is not None and core.scheduler._task is not None
     assert stopped(front.steps) == STOPPED
     assert inbound.calls == ["open", "listen", "close"] and companion.calls == ["start", "stop"]
@@ -108,9 +109,10 @@ async def test_steps_start_in_one_order_and_stop_in_its_reverse(tmp_path: Path) 
 
 
 async def test_a_command_without_a_channel_opens_the_core_only(tmp_path: Path) -> None:
-    async with Augure.running(load_config(home=tmp_path)) as front:
+    async with Augure.opened(load_config(home=tmp_path)) as opened:
+        front = opened.door
         assert started(front.steps) == ["store", "services", "skills", "mcp", "settle"]
-        core = front.core
+        core = opened.core
         assert core is not None and core.scheduler._task is None  # no jobs run in `augure chat`
     assert stopped(front.steps) == ["settle", "mcp", "skills", "services", "store"]
 

@@ -7,7 +7,6 @@ import pytest
 from augure.approval.rules import matches, verdict
 from augure.config.settings import load_config
 from augure.host.secrets import Redactor, discover
-from augure.memory.store import MemoryStore
 from augure.store.audit import Rule
 from augure.store.state import Store
 from augure.tools.base import Egress, RunContext, tool
@@ -79,9 +78,8 @@ async def needs_key(ctx: RunContext) -> str:
 
 async def test_unconfigured_tool_stays_visible_with_what_to_set(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "state.db")
-    registry = ToolRegistry()
+    registry = ToolRegistry(load_config(home=tmp_path))
     registry.register(needs_key)
-    registry.set_context(RunContext(load_config(home=tmp_path), MemoryStore(tmp_path), store))
     (schema,) = registry.to_function_schemas()
     assert schema["function"]["description"] == (
         "Look something up with a key. [NOT CONFIGURED] set [tools.needs_key]"

@@ -16,7 +16,7 @@ from augure.cli.main import _parser
 from augure.config.settings import Config
 from augure.config.template import _dict_of_models, _sub_model
 from augure.config.tools import declared
-from augure.core.app import builtin_tools
+from augure.core.toolset import builtin_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"

@@ -8,7 +8,7 @@ import pytest
 
 from augure.codemode.runtime import Limits
 from augure.config.settings import Config
-from augure.core.app import build_registry
+from augure.core.toolset import build_registry
 from augure.skills.model import FILES, SKILL_MD, SKILL_PY, parse_skill_md, parse_test_json
 from augure.skills.runner import check_skill_code
 from augure.skills.scan import scan

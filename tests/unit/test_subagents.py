@@ -241,7 +241,7 @@ async def test_each_step_is_reported_as_progress(open_core: OpenCore) -> None:
     )
     lines: list[str] = []
     ctx = dataclasses.replace(
-        core.registry.context, caller=Caller.of("chat", chat_id="1"), report=lines.append
+        core.context, caller=Caller.of("chat", chat_id="1"), report=lines.append
     )
     spec = core.config.agents.named["researcher"]
     result = await run_subagent("researcher", spec, "go", ctx, model)
@@ -277,7 +277,7 @@ async def test_a_subagent_never_reaches_more_than_its_caller(open_core: OpenCore
     core, model = await open_core(RESEARCHER)
     model.then(call("datetime"), answer("could not"))
     # A skill's turn that may call only `task`: the subagent inherits that bound.
-    ctx = core.registry.context.for_caller(Caller.of("chat", chat_id="1", allowed_tools={"task"}))
+    ctx = core.context.for_caller(Caller.of("chat", chat_id="1", allowed_tools={"task"}))
     spec = core.config.agents.named["researcher"]
     result = await run_subagent("researcher", spec, "go", ctx, model)
     assert result.content == "could not"

@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -76,35 +77,35 @@ def test_schema_spells_out_no_json_schema_default() -> None:
 
 
 @pytest.fixture
-async def registry(tmp_path: Path) -> ToolRegistry:
+async def ctx(tmp_path: Path) -> AsyncIterator[RunContext]:
     config = load_config(home=tmp_path)
     store = await Store.open(tmp_path / "state.db")
-    registry = ToolRegistry()
+    registry = ToolRegistry(config)
     registry.register(add)
     registry.register(explode)
     audit = Audit(store)
     gate = ApprovalGate(audit, timeout_seconds=1)
     executor = Executor(registry, audit, gate, config, Redactor({}))
     memory = MemoryStore(tmp_path / "memory")
-    registry.set_context(RunContext(config, memory, store, execute=executor.run))
-    yield registry
+    yield RunContext(config, memory, store, registry=registry, execute=executor.run)
     await store.close()
 
 
-async def test_execute_validates_and_reports_errors_as_results(registry: ToolRegistry) -> None:
-    assert (await registry.context.call("add", '{"a": 1}')).output == "sum=3"
-    bad_json = await registry.context.call("add", '{"a": 1')
+async def test_execute_validates_and_reports_errors_as_results(ctx: RunContext) -> None:
+    assert (await ctx.call("add", '{"a": 1}')).output == "sum=3"
+    bad_json = await ctx.call("add", '{"a": 1')
     assert not bad_json.success and "not valid JSON" in bad_json.output
-    wrong_type = await registry.context.call("add", {"a": "one"})
+    wrong_type = await ctx.call("add", {"a": "one"})
     assert not wrong_type.success and "a:" in wrong_type.output
-    extra = await registry.context.call("add", {"a": 1, "c": 3})
+    extra = await ctx.call("add", {"a": 1, "c": 3})
     assert not extra.success and "unexpected parameter" in extra.output
-    unknown = await registry.context.call("nope", {})
+    unknown = await ctx.call("nope", {})
     assert not unknown.success and "available: add, explode" in unknown.output
     assert unknown.prunable and bad_json.prunable and wrong_type.prunable
-    raised = await registry.context.call("explode", {})
+    raised = await ctx.call("explode", {})
     assert not raised.success and "RuntimeError: boom" in raised.output
-    assert registry.hints() == ["add: adds numbers"]
+    registry = ctx.registry
+    assert registry is not None and registry.hints() == ["add: adds numbers"]
 
 
 def test_registering_a_name_twice_is_an_error() -> None:

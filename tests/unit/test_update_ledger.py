@@ -77,31 +77,12 @@ def test_a_resend_is_the_same_delivery_and_a_reused_id_is_not() -> None:
     assert delivery(message("hello")) != delivery(message("other"))  # a new count's update 5
 
 
-class _InboxFront:
-    """The four verbs of the core the ledger uses, on a real Inbox in a real state.db."""
-
-    def __init__(self, inbox: Any) -> None:
-        self.inbox = inbox
-
-    async def taken_updates(self) -> set[tuple[int, str]]:
-        return set(await self.inbox.taken_updates())
-
-    async def record_update(self, delivery: tuple[int, str]) -> None:
-        await self.inbox.record_update(delivery)
-
-    async def park_updates(self, held: list[tuple[tuple[int, str], str]]) -> None:
-        await self.inbox.park(held)
-
-    async def parked_updates(self) -> list[str]:
-        return await self.inbox.parked()
-
-
 async def test_parked_updates_let_the_offset_pass_and_come_back_until_taken(
     tmp_path: Path,
 ) -> None:
     store = await Store.open(tmp_path / "state.db")
     try:
-        front = cast(Any, _InboxFront(Inbox(store.db)))
+        front = Inbox(store.db)
         ledger = UpdateLedger()
         await ledger.open(front)
         ledger.fresh(updates(5, 6, 7), 0)

@@ -15,7 +15,7 @@ from augure.approval.shown import arguments_text, visible
 from augure.channels.telegram.delivery import Delivery
 from augure.common.ports import ApprovalRequest, Decide, Decision, Verdict
 from augure.config.settings import Config
-from augure.core.front import Front
+from augure.core.door.doors import ReadingDoor
 
 log = logging.getLogger(__name__)
 
@@ -132,40 +132,40 @@ class TelegramApprover:
         )
 
 
-async def on_button(front: Front, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_button(door: ReadingDoor, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A press on Approve / Reject / Always allow / Allow in this chat, or on a rule's Revoke."""
     query = update.callback_query
     assert query is not None and query.data is not None and query.from_user is not None
     kind, _, rest = query.data.partition(":")
     if kind == "rv":
-        if str(query.from_user.id) != front.config.owner_chat:
+        if str(query.from_user.id) != door.config.owner_chat:
             await query.answer("Only the owner can revoke a rule.", show_alert=True)
             return
-        revoked = rest.isdigit() and await front.revoke_rule(int(rest))
+        revoked = rest.isdigit() and await door.owner.revoke_rule(int(rest))
         await query.answer("Rule revoked." if revoked else "That rule no longer exists.")
         return
     invocation_id, _, choice = rest.partition(":")
     if kind != "ap" or choice not in CHOICES:
         await query.answer("Unknown button.")
         return
-    if str(query.from_user.id) != front.config.owner_chat:  # a guest's forged press
+    if str(query.from_user.id) != door.config.owner_chat:  # a guest's forged press
         await query.answer("Only the owner decides.", show_alert=True)
         return
     decision, always, in_chat = CHOICES[choice]
     by = f"telegram:{query.from_user.id}"
-    verdict = await front.decide(invocation_id, decision, by, always=always, in_chat=in_chat)
+    verdict = await door.owner.decide(invocation_id, decision, by, always=always, in_chat=in_chat)
     if verdict is not None:
         await query.answer(verdict.describe())
         return
-    row = await front.invocation(invocation_id)
+    row = await door.reports.invocation(invocation_id)
     status = row["approval_status"].replace("_", " ") if row else None
     await query.answer(f"Already decided: {status}." if status else "Unknown request.")
 
 
-async def approvals_command(front: Front, delivery: Delivery, chat_id: int) -> None:
+async def approvals_command(door: ReadingDoor, delivery: Delivery, chat_id: int) -> None:
     """/approvals: what waits for a decision, and the saved rules with a Revoke button each."""
-    pending = await front.pending_approvals(limit=20)
-    rules = await front.rules()
+    pending = await door.reports.pending_approvals(limit=20)
+    rules = await door.owner.rules()
     lines = ["<b>Pending approvals</b>"]
     lines += [f"• <code>{r['id']}</code> {html.escape(r['tool'])}" for r in pending] or ["none"]
     lines.append("\n<b>Rules</b>")

@@ -57,7 +57,8 @@ from augure.channels.telegram.usage import usage_report
 from augure.channels.telegram.voice import reply_by_voice
 from augure.common.errors import UsageError
 from augure.config.settings import Config
-from augure.core.front import Front, StateError, StoreBusy
+from augure.core.door.doors import Door
+from augure.core.door.errors import StateError, StoreBusy
 from augure.core.lifespan import Augure, Companion
 from augure.host.home import HomeError, HomeLock
 from augure.llm.faults import LLMError
@@ -84,7 +85,7 @@ class TelegramBot:
         self.delivery = channel.delivery
         self.allowed = set(config.telegram.allowed_users)
         self.streaming = config.telegram.streaming
-        self._front: Front | None = None
+        self._door: Door | None = None
         app = self.application
         app.add_handler(TypeHandler(Update, self._gate), group=-1)
         app.add_handler(CommandHandler("start", self._start))
@@ -129,14 +130,14 @@ class TelegramBot:
         return bot.ledger
 
     @property
-    def front(self) -> Front:
-        assert self._front is not None, "updates are handled only once the core is open"
-        return self._front
+    def door(self) -> Door:
+        assert self._door is not None, "updates are handled only once the core is open"
+        return self._door
 
-    async def open(self, front: Front) -> None:
+    async def open(self, door: Door) -> None:
         """Sending works from here on (recovery's notices go out through the channel)."""
-        self._front = front
-        self.folder.inbox = front
+        self._door = door
+        self.folder.inbox = door.chat
         try:
             await self.application.initialize()
             await self.application.start()
@@ -146,7 +147,9 @@ class TelegramBot:
     async def listen(self) -> None:
         assert self.application.updater is not None
         await self.folder.hand_back()  # before polling: what waited comes first, in order
-        await self.ledger.open(self.front)  # Telegram resends what a previous run took
+        await self.ledger.open(
+            self.door.chat.deliveries
+        )  # Telegram resends what a previous run took
         for update in await self.ledger.unparked(self.application.bot):
             await self.application.update_queue.put(update)  # Telegram will not resend these
         try:
@@ -157,7 +160,7 @@ class TelegramBot:
             raise UsageError(start_failure(exc, self.config)) from None
         # After the first poll is out: nothing here should delay the bot's first answer.
         self._spawn(self._register_commands())
-        self._spawn(self.front.warm_up())
+        self._spawn(self.door.chat.warm_up())
 
     async def close(self) -> None:
         # Bounded: `augure run` must stop within 10 s of SIGINT/SIGTERM (docs/operations.md).
@@ -255,55 +258,55 @@ class TelegramBot:
 
     async def _new(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await self.front.new_conversation(str(update.effective_chat.id))
+        await self.door.chat.new_conversation(str(update.effective_chat.id))
         await self._say(update, "Started a fresh conversation.")
 
     async def _status(self, update: Update, context: Context) -> None:
-        await self._say(update, await status_report(self.front))
+        await self._say(update, await status_report(self.door.running))
 
     async def _approvals(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await approvals_command(self.front, self.delivery, update.effective_chat.id)
+        await approvals_command(self.door, self.delivery, update.effective_chat.id)
 
     async def _button(self, update: Update, context: Context) -> None:
-        await on_button(self.front, update, context)
+        await on_button(self.door, update, context)
 
     async def _persona(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
         await persona_command(
-            self.front, self.delivery, update.effective_chat.id, context.args or []
+            self.door.chat, self.delivery, update.effective_chat.id, context.args or []
         )
 
     async def _dashboard(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
         private = update.effective_chat.type == ChatType.PRIVATE
-        await self._say(update, dashboard_reply(self.front, private))
+        await self._say(update, dashboard_reply(self.door.owner, private))
 
     async def _persona_button(self, update: Update, context: Context) -> None:
-        await on_persona_button(self.front, update, context)
+        await on_persona_button(self.door.chat, update, context)
 
     async def _tasks(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await tasks_command(self.front, self.delivery, update.effective_chat.id)
+        await tasks_command(self.door, self.delivery, update.effective_chat.id)
 
     async def _task_button(self, update: Update, context: Context) -> None:
-        await on_cancel_button(self.front, update, context)
+        await on_cancel_button(self.door, update, context)
 
     async def _jobs(self, update: Update, context: Context) -> None:
-        await self._say(update, await jobs_report(self.front))
+        await self._say(update, await jobs_report(self.door.owner))
 
     async def _pause(self, update: Update, context: Context) -> None:
-        await self.front.pause_jobs(True)
+        await self.door.owner.pause_jobs(True)
         await self._say(
             update, "Scheduled jobs paused; chatting still works. /resume restarts them."
         )
 
     async def _resume(self, update: Update, context: Context) -> None:
-        await self.front.pause_jobs(False)
+        await self.door.owner.pause_jobs(False)
         await self._say(update, "Scheduled jobs resumed.")
 
     async def _skills(self, update: Update, context: Context) -> None:
-        await self._say(update, await skills_report(self.front))
+        await self._say(update, await skills_report(self.door.reports))
 
     async def _say(self, update: Update, text: str) -> None:
         assert update.effective_chat is not None
@@ -344,7 +347,7 @@ class TelegramBot:
         assert message is not None
         try:
             async with self.delivery.typing(message.chat_id):
-                heard = await self.front.transcribe(*await voice_bytes(message))
+                heard = await self.door.chat.transcribe(*await voice_bytes(message))
         except LLMError as exc:
             told = f"I could not listen to that voice note: {exc}."
             await self.delivery.send_text(message.chat_id, told)
@@ -368,19 +371,19 @@ class TelegramBot:
     ) -> None:
         """One turn for a batch of messages: typing while it works, the answer streamed, sent
         or spoken (`spoken_in`: the batch holds a voice note), then artifacts."""
-        front = self.front
-        turn_id = front.new_turn_id()
+        chat = self.door.chat
+        turn_id = chat.new_turn_id()
         stream = None
         # A spoken answer is not streamed: the voice note carries its text as one message.
         by_voice = self.config.voice.speaks(spoken_in)
         if self.streaming and not by_voice:
 
             async def shown(message_id: int, text: str) -> None:
-                await front.preview_shown(turn_id, message_id, text)
+                await chat.preview_shown(turn_id, message_id, text)
 
             stream = StreamingReply(self.delivery, chat_id, shown)
         async with self.delivery.typing(chat_id):
-            reply = await front.converse(
+            reply = await chat.converse(
                 str(chat_id),
                 contents[0],
                 stream=stream,
@@ -390,21 +393,21 @@ class TelegramBot:
                 later=lambda: self.folder.later(chat_id),
             )
         if by_voice:
-            await reply_by_voice(self.delivery, front, chat_id, reply.text, reply.sources)
+            await reply_by_voice(self.delivery, chat, chat_id, reply.text, reply.sources)
         elif stream is not None:
             await stream.finish(reply.text, reply.sources)
         else:
             await self.delivery.send_markdown(chat_id, reply.text, reply.sources)
-        await front.delivered(turn_id)
+        await chat.delivered(turn_id)
         for artifact in reply.artifacts:
             await self.channel.deliver(str(chat_id), artifact)
 
     async def _usage(self, update: Update, context: Context) -> None:
         assert update.effective_chat is not None
-        await self._say(update, await usage_report(self.front, str(update.effective_chat.id)))
+        await self._say(update, await usage_report(self.door, str(update.effective_chat.id)))
 
     async def _memory(self, update: Update, context: Context) -> None:
-        await self._say(update, memory_report(self.front))
+        await self._say(update, memory_report(self.door.reports))
 
     async def _error(self, update: object, context: Context) -> None:
         chat = update.effective_chat if isinstance(update, Update) else None
@@ -461,8 +464,8 @@ async def serve(
         home_lock=home_lock,
     )
     try:
-        async with running as front:
-            log.info(startup.summary(config, front.tools(), bot.application.bot.username))
+        async with running as door:
+            log.info(startup.summary(config, door.running.tools(), bot.application.bot.username))
             log.info("Augure is running; stop with Ctrl-C")
             await stop.wait()
             log.info("stopping")

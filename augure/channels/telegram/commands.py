@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 from telegram import Update
 from telegram.constants import ChatType
 
-from augure.core.front import Front
+from augure.core.door.owner import OwnerDesk
+from augure.core.door.reports import Reports
+from augure.core.door.running import RunningDesk
 from augure.scheduler.service import local
 from augure.tools.limits import describe
 
@@ -66,8 +68,8 @@ def in_owners_private_chat(update: Update, owner_chat: str | None) -> bool:
     )
 
 
-async def status_report(front: Front) -> str:
-    status = await front.status()
+async def status_report(running: RunningDesk) -> str:
+    status = await running.status()
     hours, rest = divmod(status.uptime_seconds, 3600)
     zone = ZoneInfo(status.zone)
     jobs = status.jobs
@@ -91,8 +93,8 @@ async def status_report(front: Front) -> str:
     return "\n".join(lines)
 
 
-async def jobs_report(front: Front) -> str:
-    listed = await front.jobs()
+async def jobs_report(owner: OwnerDesk) -> str:
+    listed = await owner.jobs()
     zone = ZoneInfo(listed.zone)
     state = "paused" if listed.paused else "active"
     lines = [f"Scheduler: {state} ({listed.zone})"]
@@ -100,7 +102,7 @@ async def jobs_report(front: Front) -> str:
     return "\n".join(lines)
 
 
-def memory_report(front: Front) -> str:
-    files = front.memory_files()
+def memory_report(reports: Reports) -> str:
+    files = reports.memory_files()
     lines = [f"{name} — {size} bytes" for name, size in files] or ["Memory is empty."]
     return "Memory files:\n" + "\n".join(lines)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from augure.core.front import Front
+from augure.core.door.owner import OwnerDesk
 
 OFF = (
     "The dashboard is not running. Set [dashboard] enabled = true in augure.toml and restart "
@@ -11,10 +11,10 @@ OFF = (
 PRIVATE_ONLY = "I send dashboard login links only in our private chat."
 
 
-def dashboard_reply(front: Front, private: bool) -> str:
+def dashboard_reply(owner: OwnerDesk, private: bool) -> str:
     if not private:  # a link in a group would let every member log in
         return PRIVATE_ONLY
-    url = front.login_link()
+    url = owner.login_link()
     if url is None:
         return OFF
     return f"Your dashboard login link (works once, for 10 minutes):\n{url}"

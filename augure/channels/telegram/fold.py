@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from augure.core.front import Front
+from augure.core.door.chat import ChatDesk
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Folder:
         self.fold_seconds = fold_seconds
         self._chats: dict[int, _Chat] = {}
         self._closing = False
-        self.inbox: Front | None = None  # where messages are kept while they wait
+        self.inbox: ChatDesk | None = None  # where messages are kept while they wait
 
     async def take(
         self,

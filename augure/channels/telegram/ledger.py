@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 from telegram import Bot, Update
 
-from augure.core.front import Front
+from augure.core.door.chat import Deliveries
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +60,12 @@ class UpdateLedger:
         # update (python-telegram-bot's to_dict), the costliest step of taking a message in.
         self._deliveries: dict[int, tuple[int, str]] = {}
         self._settled = asyncio.Event()
-        self._front: Front | None = None
+        self._inbox: Deliveries | None = None
 
-    async def open(self, front: Front) -> None:
+    async def open(self, deliveries: Deliveries) -> None:
         """Before the first poll: what earlier runs took, so Telegram's resends are skipped."""
-        self._front = front
-        self._taken_before = await front.taken_updates()
+        self._inbox = deliveries
+        self._taken_before = await deliveries.taken_updates()
 
     # -- the polling side ------------------------------------------------------------------
 
@@ -95,10 +95,10 @@ class UpdateLedger:
         until the offset passes those still being handled, so they are kept in state.db,
         whole, and the offset may pass them."""
         waiting = [u for n, u in sorted(self._held.items()) if n not in self._parked]
-        if not waiting or self._front is None:
+        if not waiting or self._inbox is None:
             return
         try:
-            await self._front.park_updates([(self.delivery_of(u), _body(u)) for u in waiting])
+            await self._inbox.park([(self.delivery_of(u), _body(u)) for u in waiting])
         except Exception:  # not parked: the offset stays held, nothing is lost
             log.exception("could not park %d updates still being handled", len(waiting))
             return
@@ -108,10 +108,8 @@ class UpdateLedger:
     async def unparked(self, bot: Bot) -> list[Update]:
         """At start, the updates a previous run parked and did not take: handed out again,
         as Telegram will not send them."""
-        assert self._front is not None, "opened first"
-        updates = [
-            Update.de_json(json.loads(body), bot) for body in await self._front.parked_updates()
-        ]
+        assert self._inbox is not None, "opened first"
+        updates = [Update.de_json(json.loads(body), bot) for body in await self._inbox.parked()]
         for update in updates:
             self._unsettled.add(update.update_id)
             self._held[update.update_id] = update
@@ -144,8 +142,8 @@ class UpdateLedger:
         """Every handler of the update has returned: Telegram may forget it."""
         update_id = update.update_id
         try:
-            if record and update_id not in self._recorded and self._front is not None:
-                await self._front.record_update(self.delivery_of(update))
+            if record and update_id not in self._recorded and self._inbox is not None:
+                await self._inbox.record_update(self.delivery_of(update))
         except Exception:  # Telegram may send it again after a restart: answered twice at worst
             log.exception("could not record that update %d was handled", update_id)
         finally:

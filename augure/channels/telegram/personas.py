@@ -9,7 +9,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
 from augure.channels.telegram.delivery import Delivery
-from augure.core.front import Front
+from augure.core.door.chat import ChatDesk
 
 PREFIX = "ps:"  # callback data of the persona buttons
 OFF = "off"
@@ -19,15 +19,17 @@ NONE_YET = (
 )
 
 
-async def persona_command(front: Front, delivery: Delivery, chat_id: int, args: list[str]) -> None:
-    names = front.personas()
+async def persona_command(
+    chat: ChatDesk, delivery: Delivery, chat_id: int, args: list[str]
+) -> None:
+    names = chat.personas()
     if args:
-        await delivery.send_text(chat_id, await switch(front, str(chat_id), args[0]))
+        await delivery.send_text(chat_id, await switch(chat, str(chat_id), args[0]))
         return
     if not names:
         await delivery.send_text(chat_id, NONE_YET)
         return
-    active = await front.persona(str(chat_id))
+    active = await chat.persona(str(chat_id))
     rows = [
         [InlineKeyboardButton(("✓ " if name == active else "") + name, callback_data=PREFIX + name)]
         for name in names[:50]
@@ -40,20 +42,20 @@ async def persona_command(front: Front, delivery: Delivery, chat_id: int, args: 
     )
 
 
-async def switch(front: Front, chat_id: str, name: str) -> str:
-    names = front.personas()
+async def switch(chat: ChatDesk, chat_id: str, name: str) -> str:
+    names = chat.personas()
     if name == OFF:
-        await front.set_persona(chat_id, None)
+        await chat.set_persona(chat_id, None)
         return "This chat has no persona now."
     if name not in names:
         known = ", ".join(names) or "none"
         return f"There is no persona {name!r}; available: {known}."
-    await front.set_persona(chat_id, name)
+    await chat.set_persona(chat_id, name)
     return f"Persona for this chat: {name}."
 
 
 async def on_persona_button(
-    front: Front, update: Update, context: ContextTypes.DEFAULT_TYPE
+    chat: ChatDesk, update: Update, context: ContextTypes.DEFAULT_TYPE
 ) -> None:
     query = update.callback_query
     assert query is not None and query.data is not None
@@ -61,6 +63,6 @@ async def on_persona_button(
     if message is None:
         await query.answer("That message is too old; send /persona again.")
         return
-    said = await switch(front, str(message.chat.id), query.data.removeprefix(PREFIX))
+    said = await switch(chat, str(message.chat.id), query.data.removeprefix(PREFIX))
     await query.answer(said)
     await query.edit_message_text(said)  # also removes the buttons

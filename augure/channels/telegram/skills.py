@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from augure.core.front import Front
+from augure.core.door.reports import Reports
 
 
-async def skills_report(front: Front) -> str:
-    listed = await front.skills()
+async def skills_report(reports: Reports) -> str:
+    listed = await reports.skills()
     if not listed:
         return "No skills yet. Ask me to create one, or install one from the hub."
     lines = ["Skills:"]

@@ -9,7 +9,7 @@ from telegram.ext import ContextTypes
 
 from augure.background.tools import line
 from augure.channels.telegram.delivery import Delivery
-from augure.core.front import Front
+from augure.core.door.doors import ReadingDoor
 
 PREFIX = "tc:"  # callback data of the Cancel buttons
 # Within one message (4,096 characters) whatever the results hold: 15 short lines.
@@ -19,9 +19,9 @@ NOT_OWNER = "Only the owner can cancel background tasks."
 NOT_HERE = "There is no task {task_id} in this chat."
 
 
-async def tasks_command(front: Front, delivery: Delivery, chat_id: int) -> None:
+async def tasks_command(door: ReadingDoor, delivery: Delivery, chat_id: int) -> None:
     # A chat's background results are that chat's: another chat's work is never listed here.
-    rows = await front.tasks(limit=LISTED, chat_id=str(chat_id))
+    rows = await door.reports.tasks(limit=LISTED, chat_id=str(chat_id))
     lines = ["<b>Background tasks</b>"]
     shown = (line(row, limit=EXCERPT) for row in rows)
     lines += [f"• {html.escape(text)}" for text in shown] or ["none"]
@@ -34,19 +34,19 @@ async def tasks_command(front: Front, delivery: Delivery, chat_id: int) -> None:
 
 
 async def on_cancel_button(
-    front: Front, update: Update, context: ContextTypes.DEFAULT_TYPE
+    door: ReadingDoor, update: Update, context: ContextTypes.DEFAULT_TYPE
 ) -> None:
     query = update.callback_query
     assert query is not None and query.data is not None and query.from_user is not None
-    if str(query.from_user.id) != front.config.owner_chat:
+    if str(query.from_user.id) != door.config.owner_chat:
         await query.answer(NOT_OWNER, show_alert=True)
         return
     task_id = query.data.removeprefix(PREFIX)
     # A modified client can send any callback data: the press counts only for a task of the
     # chat the button is in, which is the only kind its listing ever offers.
-    row = await front.task(task_id)
+    row = await door.reports.task(task_id)
     where = query.message.chat.id if query.message is not None else None
     if row is None or row.chat_id != str(where):
         await query.answer(NOT_HERE.format(task_id=task_id), show_alert=True)
         return
-    await query.answer(await front.cancel_task(task_id))
+    await query.answer(await door.owner.cancel_task(task_id))

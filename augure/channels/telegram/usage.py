@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from augure.config.settings import LLMConfig
-from augure.core.front import Front, report_lines
+from augure.core.door.doors import ReadingDoor
+from augure.core.door.types import Tokens
+from augure.core.spend import report_lines
 
 PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")
 
@@ -17,27 +17,27 @@ def cost(llm: LLMConfig, prompt: int, completion: int) -> str:
     return f"≈ ${dollars:.4f}"
 
 
-def period(label: str, totals: dict[str, int], llm: LLMConfig) -> str:
-    prompt, completion = totals["prompt_tokens"], totals["completion_tokens"]
+def period(label: str, totals: Tokens, llm: LLMConfig) -> str:
+    prompt, completion = totals.prompt_tokens, totals.completion_tokens
     return (
-        f"{label}: {prompt} in + {completion} out in {totals['turns']} turn(s), "
+        f"{label}: {prompt} in + {completion} out in {totals.turns} turn(s), "
         f"{cost(llm, prompt, completion)}"
     )
 
 
-async def usage_report(front: Front, chat_id: str) -> str:
-    usage = await front.usage(chat_id)
+async def usage_report(door: ReadingDoor, chat_id: str) -> str:
+    usage = await door.reports.usage(chat_id)
     last, today, total = usage.last, usage.today, usage.total
-    spend = report_lines(await front.spend())
+    spend = report_lines(await door.reports.spend())
     if last is None:
         return "\n".join(["No turn of this chat recorded yet.", *spend])
-    llm = front.config.llm
-    breakdown = json.loads(last["breakdown"] or "{}")
+    llm = door.config.llm
+    breakdown = last.breakdown
     shares = ", ".join(f"{part.replace('_', ' ')} ~{breakdown.get(part, 0)}" for part in PARTS)
     lines = [
-        f"Last turn ({last['model']}, {last['llm_calls']} model call(s)): "
-        f"{last['prompt_tokens']} in + {last['completion_tokens']} out tokens, "
-        f"{cost(llm, last['prompt_tokens'], last['completion_tokens'])}",
+        f"Last turn ({last.model}, {last.llm_calls} model call(s)): "
+        f"{last.prompt_tokens} in + {last.completion_tokens} out tokens, "
+        f"{cost(llm, last.prompt_tokens, last.completion_tokens)}",
         f"  estimated split: {shares}",
         period("Today", today, llm),
         period("Total", total, llm),

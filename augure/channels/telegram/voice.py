@@ -16,7 +16,7 @@ from telegram.error import BadRequest
 from augure.channels.telegram.delivery import Delivery
 from augure.channels.telegram.render import Chunk, utf16_len
 from augure.common.ports import Sources
-from augure.core.front import Front
+from augure.core.door.chat import ChatDesk
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +25,10 @@ NOTE_NAME = "answer.ogg"
 
 
 async def reply_by_voice(
-    delivery: Delivery, front: Front, chat_id: int, markdown: str, sources: Sources
+    delivery: Delivery, chat: ChatDesk, chat_id: int, markdown: str, sources: Sources
 ) -> None:
     async with delivery.typing(chat_id, ChatAction.RECORD_VOICE):
-        notes = await front.speak(str(chat_id), markdown)
+        notes = await chat.speak(str(chat_id), markdown)
     if notes is None:
         await delivery.send_markdown(chat_id, markdown, sources)
         return

@@ -30,7 +30,7 @@ def shown_arguments(raw: str) -> str:
 
 def routes(dash: Dash) -> list[Route]:
     async def listing(request: Request, session: Session) -> Response:
-        pending = await dash.front.pending_approvals(limit=200)
+        pending = await dash.door.reports.pending_approvals(limit=200)
         for row in pending:
             row["shown"] = shown_arguments(row["input"])
         return dash.render(request, "approvals.html", session, pending=pending)
@@ -39,7 +39,7 @@ def routes(dash: Dash) -> list[Route]:
         invocation_id = request.path_params["id"]
         approve = request.path_params["decision"] == "approve"
         reason = str(form.get("reason") or "").strip()[:500] or None
-        verdict = await dash.front.decide(
+        verdict = await dash.door.owner.decide(
             invocation_id,
             Decision.APPROVED if approve else Decision.REJECTED,
             DECIDED_BY,

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from augure.core.front import INVOCATION_FILTERS, INVOCATION_STATUSES
+from augure.core.door.types import INVOCATION_FILTERS, INVOCATION_STATUSES
 from augure.dashboard.auth import Session
 from augure.dashboard.pages.approvals import shown_arguments
 from augure.dashboard.web import Dash, Page
@@ -20,20 +20,20 @@ def routes(dash: Dash) -> list[Route]:
     async def listing(request: Request, session: Session) -> Response:
         query = request.query_params
         filters = {name: query.get(name, "") for name in INVOCATION_FILTERS}
-        page = await dash.front.invocations(filters, query.get("after"))
+        page = await dash.door.reports.invocations(filters, query.get("after"))
         return dash.render(
             request,
             "invocations.html",
             session,
             page=page,
             filters=filters,
-            tools=await dash.front.tool_names(),
+            tools=await dash.door.reports.tool_names(),
             statuses=INVOCATION_STATUSES,
             origins=ORIGINS,
         )
 
     async def detail(request: Request, session: Session) -> Response:
-        record = await dash.front.invocation(request.path_params["id"])
+        record = await dash.door.reports.invocation(request.path_params["id"])
         if record is None:
             return dash.render(request, "missing.html", session, status=404)
         record["shown"] = shown_arguments(record["input"])

@@ -17,10 +17,10 @@ from augure.scheduler.service import local
 
 
 def routes(dash: Dash) -> list[Route]:
-    front = dash.front
+    door = dash.door
 
     async def listing(request: Request, session: Session) -> Response:
-        listed = await front.jobs()
+        listed = await door.owner.jobs()
         zone = ZoneInfo(listed.zone)
         jobs = [
             {
@@ -43,27 +43,27 @@ def routes(dash: Dash) -> list[Route]:
         )
 
     async def pause(request: Request, session: Session, form: FormData) -> Response:
-        await front.pause_jobs(True)
+        await door.owner.pause_jobs(True)
         return back("/jobs", "paused")
 
     async def resume(request: Request, session: Session, form: FormData) -> Response:
-        await front.pause_jobs(False)
+        await door.owner.pause_jobs(False)
         return back("/jobs", "resumed")
 
     async def pause_one(request: Request, session: Session, form: FormData) -> Response:
-        if not await front.pause_job(request.path_params["id"], True):
+        if not await door.owner.pause_job(request.path_params["id"], True):
             return back("/jobs", "gone")
         return back("/jobs", "job-paused")
 
     async def resume_one(request: Request, session: Session, form: FormData) -> Response:
-        if not await front.pause_job(request.path_params["id"], False):
+        if not await door.owner.pause_job(request.path_params["id"], False):
             return back("/jobs", "gone")
         return back("/jobs", "job-resumed")
 
     async def run_now(request: Request, session: Session, form: FormData) -> Response:
-        if not await front.run_job_now(request.path_params["id"], "dashboard"):
+        if not await door.owner.run_job_now(request.path_params["id"], "dashboard"):
             return back("/jobs", "gone")
-        return back("/jobs", "requested" if (await front.jobs()).bot_running else "later")
+        return back("/jobs", "requested" if (await door.owner.jobs()).bot_running else "later")
 
     return [
         dash.page("/jobs", listing),

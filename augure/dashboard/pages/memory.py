@@ -13,18 +13,23 @@ from augure.memory.store import MemoryPathError
 
 
 def routes(dash: Dash) -> list[Route]:
-    front = dash.front
+    door = dash.door
 
     async def listing(request: Request, session: Session) -> Response:
         path = request.query_params.get("path")
         content = None
         if path:
             try:
-                content = front.read_memory(path)
+                content = door.reports.read_memory(path)
             except (MemoryPathError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
                 return dash.render(request, "missing.html", session, status=404)
         return dash.render(
-            request, "memory.html", session, files=front.memory_files(), path=path, content=content
+            request,
+            "memory.html",
+            session,
+            files=door.reports.memory_files(),
+            path=path,
+            content=content,
         )
 
     return [dash.page("/memory", listing)]

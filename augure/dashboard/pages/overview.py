@@ -14,18 +14,18 @@ from augure.dashboard.web import Dash, Page
 
 def routes(dash: Dash) -> list[Route]:
     async def overview(request: Request, session: Session) -> Response:
-        front = dash.front
-        (today,) = await front.usage_per_day(1)
-        uptime = front.uptime_seconds()
-        pending = await front.pending_approvals(limit=100)
-        jobs = await front.jobs()
-        llm = front.config.llm
+        door = dash.door
+        (today,) = await door.reports.usage_per_day(1)
+        uptime = door.reports.uptime_seconds()
+        pending = await door.reports.pending_approvals(limit=100)
+        jobs = await door.owner.jobs()
+        llm = door.config.llm
         return dash.render(
             request,
             "overview.html",
             session,
             version=__version__,
-            model=front.model(),
+            model=door.reports.model(),
             uptime=f"{uptime // 3600}h {uptime % 3600 // 60}m",
             paused=jobs.paused,
             bot_running=jobs.bot_running,
@@ -34,7 +34,7 @@ def routes(dash: Dash) -> list[Route]:
             today=today,
             cost=cost(llm, today.prompt_tokens, today.completion_tokens),
             prices_unset=None if priced(llm) else PRICES_UNSET,
-            calls_today=await front.calls_today(),
+            calls_today=await door.reports.calls_today(),
         )
 
     return [dash.page("/", overview)]

@@ -13,10 +13,10 @@ from augure.dashboard.web import Dash, Page, back
 
 def routes(dash: Dash) -> list[Route]:
     async def listing(request: Request, session: Session) -> Response:
-        return dash.render(request, "rules.html", session, rules=await dash.front.rules())
+        return dash.render(request, "rules.html", session, rules=await dash.door.owner.rules())
 
     async def revoke(request: Request, session: Session, form: FormData) -> Response:
-        revoked = await dash.front.revoke_rule(request.path_params["id"])
+        revoked = await dash.door.owner.revoke_rule(request.path_params["id"])
         return back("/rules", "revoked" if revoked else "gone")
 
     return [dash.page("/rules", listing), dash.action("/rules/{id:int}/revoke", revoke)]

@@ -20,7 +20,7 @@ def routes(dash: Dash) -> list[Route]:
                 "tools": ", ".join(meta.tools) if meta else "",
                 "last": last,
             }
-            for record, meta, last in await dash.front.skills()
+            for record, meta, last in await dash.door.reports.skills()
         ]
         return dash.render(request, "skills.html", session, skills=skills)
 

@@ -33,12 +33,12 @@ def page_number(text: str | None) -> int:
 
 
 def routes(dash: Dash) -> list[Route]:
-    front = dash.front
+    door = dash.door
 
     async def listing(request: Request, session: Session) -> Response:
         number = page_number(request.query_params.get("page"))
-        rows = await front.tasks(limit=PAGE_SIZE + 1, offset=(number - 1) * PAGE_SIZE)
-        cancellable = front.tasks_running_here()
+        rows = await door.reports.tasks(limit=PAGE_SIZE + 1, offset=(number - 1) * PAGE_SIZE)
+        cancellable = door.owner.tasks_running_here()
         tasks = [
             {
                 "row": row,
@@ -61,12 +61,12 @@ def routes(dash: Dash) -> list[Route]:
 
     async def cancel(request: Request, session: Session, form: FormData) -> Response:
         task_id = request.path_params["id"]
-        if task_id not in front.tasks_running_here():
-            row = await front.task(task_id)
+        if task_id not in door.owner.tasks_running_here():
+            row = await door.reports.task(task_id)
             if row is not None and row.status == "running":
                 return back("/tasks", "elsewhere")
-        await front.cancel_task(task_id)
-        row = await front.task(task_id)
+        await door.owner.cancel_task(task_id)
+        row = await door.reports.task(task_id)
         return back("/tasks", "cancelled" if row and row.status == "cancelled" else "ended")
 
     return [dash.page("/tasks", listing), dash.action("/tasks/{id}/cancel", cancel)]

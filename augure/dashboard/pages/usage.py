@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from augure.config.settings import LLMConfig
-from augure.core.front import Day
+from augure.core.door.types import Day
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page
 
@@ -58,10 +58,10 @@ def bars(days: list[Day], llm: LLMConfig) -> list[Bar]:
 
 def routes(dash: Dash) -> list[Route]:
     async def usage(request: Request, session: Session) -> Response:
-        llm = dash.front.config.llm
-        days = await dash.front.usage_per_day(DAYS)
+        llm = dash.door.config.llm
+        days = await dash.door.reports.usage_per_day(DAYS)
         rows = [(day, cost(llm, day.prompt_tokens, day.completion_tokens)) for day in days]
-        spend = await dash.front.spend()
+        spend = await dash.door.reports.spend()
         return dash.render(
             request,
             "usage.html",

@@ -1,0 +1,146 @@
+"""The owner's desk: what the owner changes, from Telegram, the dashboard or the shell —
+approvals and rules, jobs, background tasks, forgetting (docs/architecture.md, "The door").
+It works on a running core and on the state alone (`Augure.reading`) alike: a decision is a
+conditional UPDATE a running bot's gate polls for, a job's pause a row its scheduler reads."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Protocol
+
+from augure.common.ports import Decision, Verdict
+from augure.core import forgetting
+from augure.core.door.served import Served
+from augure.core.door.types import JobsReport, Rule
+from augure.host.home import holder
+from augure.scheduler.jobs import Job, JobError
+from augure.store.words import forget_entry
+
+# How long `forget_chat` waits for a running bot to take its request before giving up.
+PICKUP_SECONDS = 15.0
+
+
+class JobBook(Protocol):
+    """The jobs as the shell edits them (`augure jobs`): the scheduler, handed over once.
+    Each raises JobError for what it refuses."""
+
+    @property
+    def zone(self) -> str: ...
+
+    async def create(
+        self,
+        *,
+        prompt: str,
+        chat_id: str | None,
+        cron: str | None = None,
+        run_at: str | None = None,
+        timezone: str | None = None,
+        job_id: str | None = None,
+    ) -> Job: ...
+
+    async def remove(self, job_id: str) -> bool: ...
+
+    async def pause_job(self, job_id: str) -> Job: ...
+
+    async def resume_job(self, job_id: str) -> Job: ...
+
+
+class OwnerDesk:
+    def __init__(self, state: Served) -> None:
+        self._state = state
+        self.book: JobBook = state.scheduler
+
+    # -- approvals and rules ---------------------------------------------------------------
+
+    async def decide(
+        self,
+        invocation_id: str,
+        decision: Decision,
+        by: str,
+        *,
+        reason: str | None = None,
+        always: bool = False,
+        in_chat: bool = False,
+    ) -> Verdict | None:
+        """Settles a pending request, as a button does; None when it was already decided."""
+        return await self._state.gate.decide(
+            invocation_id, decision, by, reason=reason, always=always, in_chat=in_chat
+        )
+
+    async def rules(self) -> list[Rule]:
+        return await self._state.audit.rules()
+
+    async def add_rule(self, effect: str, pattern: str, by: str) -> Rule:
+        return await self._state.audit.add_rule(effect, pattern, by)
+
+    async def revoke_rule(self, rule_id: int) -> bool:
+        return await self._state.audit.revoke_rule(rule_id)
+
+    # -- jobs ------------------------------------------------------------------------------
+
+    async def jobs(self) -> JobsReport:
+        scheduler = self._state.scheduler
+        running = holder(self._state.config.home) is not None
+        return JobsReport(scheduler.zone, await scheduler.paused(), await scheduler.jobs(), running)
+
+    async def pause_jobs(self, paused: bool) -> None:
+        await self._state.scheduler.set_paused(paused)
+
+    async def pause_job(self, job_id: str, paused: bool) -> bool:
+        """False when there is no such job."""
+        scheduler = self._state.scheduler
+        try:
+            await (scheduler.pause_job if paused else scheduler.resume_job)(job_id)
+        except JobError:
+            return False
+        return True
+
+    async def run_job_now(self, job_id: str, by: str) -> bool:
+        """Asked of the running bot, which runs it within a second (or at its next start)."""
+        return await self._state.scheduler.request_run(job_id, by)
+
+    # -- background tasks ------------------------------------------------------------------
+
+    def tasks_running_here(self) -> set[str]:
+        """The tasks this process runs: only those can be cancelled from here."""
+        return set(self._state.tasks.running())
+
+    async def cancel_task(self, task_id: str) -> str:
+        return await self._state.tasks.cancel(task_id)
+
+    # -- forgetting, the dashboard's login -------------------------------------------------
+
+    async def forget_entry(self, entry: int) -> bool:
+        """One archived message out of `recall` (docs/recall.md); False when there is none."""
+        return await forget_entry(self._state.store.db, entry)
+
+    async def forget_chat(self, chat_id: str) -> dict[str, Any]:
+        """Asks the running bot to forget a chat once the owner approves, and waits for the
+        outcome: its `state` is `done`, `rejected`, `busy`, or `requested` when no bot took
+        the request (docs/recall.md)."""
+        store = self._state.store
+        await forgetting.write_request(store, chat_id, {"state": "requested"})
+        try:
+            return await self._outcome(chat_id)
+        finally:
+            await forgetting.drop_request(store, chat_id)
+
+    async def _outcome(self, chat_id: str) -> dict[str, Any]:
+        approval_seconds = self._state.config.approval.timeout_seconds
+        started = time.monotonic()
+        state: dict[str, Any] = {"state": "requested"}
+        while True:
+            state = dict(await forgetting.requests(self._state.store)).get(chat_id, state)
+            waited = time.monotonic() - started
+            if state.get("state") in ("done", "rejected", "busy"):
+                return state
+            if state.get("state") == "requested" and waited > PICKUP_SECONDS:
+                return state
+            if waited > PICKUP_SECONDS + approval_seconds + 10:
+                return {"state": "rejected"}
+            await asyncio.sleep(0.25)
+
+    def login_link(self) -> str | None:
+        """A one-time link to the dashboard; None when no dashboard serves."""
+        return self._state.logins.login_url()
