@@ -17,7 +17,7 @@ from augure.common.errors import UsageError
 from augure.common.ports import Decision
 from augure.config.settings import Config
 from augure.core.door.types import INVOCATION_STATUSES as STATUSES
-from augure.core.door.types import Rule
+from augure.core.door.types import Record, Rule
 
 DEFAULT_LIMIT = 20
 ERROR_WIDTH = 60  # characters of an invocation's error shown in the text listing
@@ -44,31 +44,31 @@ async def invocations(config: Config, args: argparse.Namespace) -> int:
         print("No invocations.")
     for row in rows:
         line = (
-            f"{row['id']}  {_local(row['created_at'])}  {row['tool']:<14} {row['origin']:<8} "
-            f"{row['status']:<10} {row['approval_status']:<12}"
+            f"{row.id}  {_local(row.created_at)}  {row.tool:<14} {row.origin:<8} "
+            f"{row.status:<10} {row.approval_status:<12}"
         )
-        if row["approval_digest"]:  # what the request showed, so what was approved
-            line += f"  sha256:{row['approval_digest'][:DIGEST_WIDTH]}"
-        if row["parent"]:  # made from inside another call (a batch, a snippet)
-            line += f"  in:{row['parent']}"
-        if row["error"]:
-            line += f"  {_shorten(row['error'], ERROR_WIDTH)}"
+        if row.approval_digest:  # what the request showed, so what was approved
+            line += f"  sha256:{row.approval_digest[:DIGEST_WIDTH]}"
+        if row.parent:  # made from inside another call (a batch, a snippet)
+            line += f"  in:{row.parent}"
+        if row.error:
+            line += f"  {_shorten(row.error, ERROR_WIDTH)}"
         print(line.rstrip())
     return 0
 
 
-def _invocation_json(row: dict[str, Any]) -> dict[str, Any]:
+def _invocation_json(row: Record) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "tool": row["tool"],
-        "origin": row["origin"],
-        "status": row["status"],
-        "approval_status": row["approval_status"],
-        "created_at": _utc(row["created_at"]),
-        "completed_at": _utc(row["completed_at"]),
-        "error": row["error"],
-        "approval_digest": row["approval_digest"],
-        "parent": row["parent"],
+        "id": row.id,
+        "tool": row.tool,
+        "origin": row.origin,
+        "status": row.status,
+        "approval_status": row.approval_status,
+        "created_at": _utc(row.created_at),
+        "completed_at": _utc(row.completed_at),
+        "error": row.error,
+        "approval_digest": row.approval_digest,
+        "parent": row.parent,
     }
 
 
@@ -83,10 +83,10 @@ async def approvals(config: Config, args: argparse.Namespace) -> int:
         rules = [] if args.json else await door.owner.rules()
     requests = [
         {
-            "id": row["id"],
-            "tool": row["tool"],
-            "arguments": json.loads(row["input"]),
-            "created_at": _utc(row["created_at"]),
+            "id": row.id,
+            "tool": row.tool,
+            "arguments": json.loads(row.input),
+            "created_at": _utc(row.created_at),
         }
         for row in pending
     ]
@@ -98,7 +98,7 @@ async def approvals(config: Config, args: argparse.Namespace) -> int:
     for request, row in zip(requests, pending, strict=True):
         shown = visible(json.dumps(request["arguments"], ensure_ascii=False))
         print(
-            f"{request['id']}  {_local(row['created_at'])}  {request['tool']:<14} "
+            f"{request['id']}  {_local(row.created_at)}  {request['tool']:<14} "
             f"{_shorten(shown, ARGUMENTS_WIDTH)}"
         )
     print()
@@ -131,8 +131,8 @@ async def _decide(
     if row is None:
         raise UsageError(f"no approval request with id {invocation_id}")
     if decided is None:
-        raise UsageError(f"request {invocation_id} was already decided ({row['approval_status']})")
-    return str(row["tool"])
+        raise UsageError(f"request {invocation_id} was already decided ({row.approval_status})")
+    return row.tool
 
 
 # -- rules ---------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ async def on_button(door: ReadingDoor, update: Update, context: ContextTypes.DEF
         await query.answer(verdict.describe())
         return
     row = await door.reports.invocation(invocation_id)
-    status = row["approval_status"].replace("_", " ") if row else None
+    status = row.approval_status.replace("_", " ") if row else None
     await query.answer(f"Already decided: {status}." if status else "Unknown request.")
 
 
@@ -167,7 +167,7 @@ async def approvals_command(door: ReadingDoor, delivery: Delivery, chat_id: int)
     pending = await door.reports.pending_approvals(limit=20)
     rules = await door.owner.rules()
     lines = ["<b>Pending approvals</b>"]
-    lines += [f"• <code>{r['id']}</code> {html.escape(r['tool'])}" for r in pending] or ["none"]
+    lines += [f"• <code>{r.id}</code> {html.escape(r.tool)}" for r in pending] or ["none"]
     lines.append("\n<b>Rules</b>")
     lines += [
         f"{rule.id}. {rule.effect}: <code>{html.escape(rule.pattern)}</code>" for rule in rules

@@ -10,7 +10,16 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from augure.core.door.served import Served
-from augure.core.door.types import Day, Hit, InvocationPage, LastTurn, TaskRow, Tokens, UsageReport
+from augure.core.door.types import (
+    Day,
+    Hit,
+    InvocationPage,
+    LastTurn,
+    Record,
+    TaskRow,
+    Tokens,
+    UsageReport,
+)
 from augure.core.spend import SpendReport, build_models
 from augure.skills.model import SkillMeta
 from augure.skills.store import SkillRecord
@@ -20,8 +29,6 @@ from augure.store.tasks import Status
 from augure.tools.limits import Limits, Use
 from augure.tools.recall_search import Searcher
 from augure.tools.recall_vectors import Embedder
-
-Record = dict[str, Any]  # an invocation's row in the audit log (docs/reference/approvals.md)
 
 
 class Reports:
@@ -73,16 +80,19 @@ class Reports:
 
     async def pending_approvals(self, limit: int = 100) -> list[Record]:
         """`limit` -1: every one."""
-        return await self._state.audit.listing(approval_status="pending", limit=limit)
+        rows = await self._state.audit.listing(approval_status="pending", limit=limit)
+        return [Record.of(row) for row in rows]
 
     async def records(
         self, *, status: str | None = None, tool: str | None = None, limit: int = 50
     ) -> list[Record]:
         """The newest invocations, of one tool or in one status when given."""
-        return await self._state.audit.listing(status=status, tool=tool, limit=limit)
+        rows = await self._state.audit.listing(status=status, tool=tool, limit=limit)
+        return [Record.of(row) for row in rows]
 
     async def invocation(self, invocation_id: str) -> Record | None:
-        return await self._state.audit.get(invocation_id)
+        row = await self._state.audit.get(invocation_id)
+        return Record.of(row) if row is not None else None
 
     async def invocations(self, filters: dict[str, str], cursor: str | None) -> InvocationPage:
         return await reports.invocations(self._state.store, filters, cursor)

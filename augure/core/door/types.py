@@ -4,7 +4,9 @@ door"). The reports made here are frozen rows; the others are the parts' own fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from augure.llm.models import FallbackUsed
 from augure.scheduler.jobs import Job
@@ -29,6 +31,7 @@ __all__ = [
     "Job",
     "JobsReport",
     "LastTurn",
+    "Record",
     "Rule",
     "StatusReport",
     "TaskRow",
@@ -92,3 +95,31 @@ class JobsReport:
     jobs: list[Job]
     # Jobs run only inside `augure run`: false while no bot runs on the home.
     bot_running: bool = True
+
+
+@dataclass(frozen=True)
+class Record:
+    """One call in the audit log (docs/reference/approvals.md): what was asked and by whom,
+    what the owner decided, how it ended."""
+
+    id: str
+    tool: str
+    origin: str  # the caller's chain, `chat>background`
+    input: str  # the arguments, as JSON
+    status: str
+    approval_status: str
+    created_at: float
+    chat_id: str | None = None
+    turn_id: str | None = None
+    target: str | None = None  # the canonical target a rule matches
+    output: str | None = None
+    decided_by: str | None = None
+    reason: str | None = None
+    error: str | None = None
+    completed_at: float | None = None
+    approval_digest: str | None = None  # sha256 of what the request showed
+    parent: str | None = None  # the call this one was made from (a batch, a snippet)
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Record:
+        return cls(**{kept.name: row[kept.name] for kept in fields(cls) if kept.name in row})

@@ -31,9 +31,9 @@ def shown_arguments(raw: str) -> str:
 def routes(dash: Dash) -> list[Route]:
     async def listing(request: Request, session: Session) -> Response:
         pending = await dash.door.reports.pending_approvals(limit=200)
-        for row in pending:
-            row["shown"] = shown_arguments(row["input"])
-        return dash.render(request, "approvals.html", session, pending=pending)
+        shown = [shown_arguments(row.input) for row in pending]
+        listed = list(zip(pending, shown, strict=True))
+        return dash.render(request, "approvals.html", session, pending=listed)
 
     async def decide(request: Request, session: Session, form: FormData) -> Response:
         invocation_id = request.path_params["id"]

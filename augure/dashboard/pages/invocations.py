@@ -36,8 +36,8 @@ def routes(dash: Dash) -> list[Route]:
         record = await dash.door.reports.invocation(request.path_params["id"])
         if record is None:
             return dash.render(request, "missing.html", session, status=404)
-        record["shown"] = shown_arguments(record["input"])
-        return dash.render(request, "invocation.html", session, record=record)
+        shown = shown_arguments(record.input)
+        return dash.render(request, "invocation.html", session, record=record, shown=shown)
 
     return [dash.page("/invocations", listing), dash.page("/invocations/{id}", detail)]
 
