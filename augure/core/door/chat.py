@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from augure.agent.personas import Personas
 from augure.agent.turn import Content, Later, Reply, TurnStream
 from augure.core.app import Core
 from augure.core.speaking import speak
 from augure.store.audit import new_id
-from augure.store.inbox import Inbox, Waiting
+from augure.store.inbox import Inbox
 
 Delivery = tuple[int, str]  # a channel's id of what brought a message, and its digest
 
@@ -30,10 +29,29 @@ class Deliveries(Protocol):
 
 
 class ChatDesk:
+    """The verbs that decide something are methods; the others are the lower service's own
+    methods, handed over once (nothing forwards a call it does not change)."""
+
     def __init__(self, core: Core) -> None:
         self._core = core
         self._inbox = Inbox(core.store.db)
         self.deliveries: Deliveries = self._inbox
+        # Messages a previous run took in and did not answer, in arrival order.
+        self.waiting = self._inbox.waiting
+        # Messages whose turn failed before it was stored; the owner was told instead.
+        self.dismiss = self._inbox.dismiss
+        self.new_turn_id = new_id
+        # A streamed preview is on screen: recorded, so a restart finishes it in place.
+        self.preview_shown = core.store.turn_preview
+        self.delivered = core.agent.delivered  # the reply of a turn given `turn_id` is sent
+        self.new_conversation = core.agent.new_conversation
+        self.transcribe = core.models.transcribe
+        self.warm_up = core.llm.warm_up
+        personas = core.agent.personas
+        assert personas is not None, "the core always builds the personas"
+        self.personas = personas.names
+        self.persona = personas.active
+        self.set_persona = personas.choose
 
     async def converse(
         self,
@@ -75,50 +93,7 @@ class ChatDesk:
         clean = redact(content) if isinstance(content, str) else redact.value(content)
         return await self._inbox.receive(chat_id, clean, album, spoken=spoken, delivery=delivery)
 
-    async def waiting(self) -> list[Waiting]:
-        """Messages a previous run took in and did not answer, in arrival order."""
-        return await self._inbox.waiting()
-
-    async def dismiss(self, received: Sequence[int]) -> None:
-        """Messages whose turn failed before it was stored; the owner was told instead."""
-        await self._inbox.dismiss(received)
-
-    @staticmethod
-    def new_turn_id() -> str:
-        return new_id()
-
-    async def preview_shown(self, turn_id: str, message_id: int, text: str) -> None:
-        """A streamed preview is on screen: recorded, so a restart finishes it in place."""
-        await self._core.store.turn_preview(turn_id, message_id, text)
-
-    async def delivered(self, turn_id: str) -> None:
-        await self._core.agent.delivered(turn_id)
-
-    async def new_conversation(self, chat_id: str) -> None:
-        await self._core.agent.new_conversation(chat_id)
-
-    async def transcribe(self, audio: bytes, filename: str) -> str:
-        return await self._core.models.transcribe(audio, filename)
-
     async def speak(self, chat_id: str, markdown: str) -> list[bytes] | None:
         """The answer as voice notes (docs/voice.md); None when it could not be spoken."""
         core = self._core
         return await speak(core.llm, core.budget, core.config.voice, markdown)
-
-    async def warm_up(self) -> None:
-        await self._core.llm.warm_up()
-
-    def personas(self) -> list[str]:
-        return self._personas.names()
-
-    async def persona(self, chat_id: str) -> str | None:
-        return await self._personas.active(chat_id)
-
-    async def set_persona(self, chat_id: str, name: str | None) -> None:
-        await self._personas.choose(chat_id, name)
-
-    @property
-    def _personas(self) -> Personas:
-        personas = self._core.agent.personas
-        assert personas is not None, "the core always builds the personas"
-        return personas

@@ -9,10 +9,9 @@ import asyncio
 import time
 from typing import Any, Protocol
 
-from augure.common.ports import Decision, Verdict
 from augure.core import forgetting
 from augure.core.door.served import Served
-from augure.core.door.types import JobsReport, Rule
+from augure.core.door.types import JobsReport
 from augure.host.home import holder
 from augure.scheduler.jobs import Job, JobError
 from augure.store.words import forget_entry
@@ -47,35 +46,23 @@ class JobBook(Protocol):
 
 
 class OwnerDesk:
+    """The verbs that decide something are methods; the others are the lower service's own
+    methods, handed over once (nothing forwards a call it does not change)."""
+
     def __init__(self, state: Served) -> None:
         self._state = state
         self.book: JobBook = state.scheduler
-
-    # -- approvals and rules ---------------------------------------------------------------
-
-    async def decide(
-        self,
-        invocation_id: str,
-        decision: Decision,
-        by: str,
-        *,
-        reason: str | None = None,
-        always: bool = False,
-        in_chat: bool = False,
-    ) -> Verdict | None:
-        """Settles a pending request, as a button does; None when it was already decided."""
-        return await self._state.gate.decide(
-            invocation_id, decision, by, reason=reason, always=always, in_chat=in_chat
-        )
-
-    async def rules(self) -> list[Rule]:
-        return await self._state.audit.rules()
-
-    async def add_rule(self, effect: str, pattern: str, by: str) -> Rule:
-        return await self._state.audit.add_rule(effect, pattern, by)
-
-    async def revoke_rule(self, rule_id: int) -> bool:
-        return await self._state.audit.revoke_rule(rule_id)
+        # Settles a pending request, as a button does; None when it was already decided.
+        self.decide = state.gate.decide
+        self.rules = state.audit.rules
+        self.add_rule = state.audit.add_rule
+        self.revoke_rule = state.audit.revoke_rule
+        self.pause_jobs = state.scheduler.set_paused
+        # Asked of the running bot, which runs it within a second (or at its next start).
+        self.run_job_now = state.scheduler.request_run
+        self.cancel_task = state.tasks.cancel  # only a task this process runs is stopped
+        # A one-time link to the dashboard; None when no dashboard serves.
+        self.login_link = state.logins.login_url
 
     # -- jobs ------------------------------------------------------------------------------
 
@@ -83,9 +70,6 @@ class OwnerDesk:
         scheduler = self._state.scheduler
         running = holder(self._state.config.home) is not None
         return JobsReport(scheduler.zone, await scheduler.paused(), await scheduler.jobs(), running)
-
-    async def pause_jobs(self, paused: bool) -> None:
-        await self._state.scheduler.set_paused(paused)
 
     async def pause_job(self, job_id: str, paused: bool) -> bool:
         """False when there is no such job."""
@@ -96,20 +80,13 @@ class OwnerDesk:
             return False
         return True
 
-    async def run_job_now(self, job_id: str, by: str) -> bool:
-        """Asked of the running bot, which runs it within a second (or at its next start)."""
-        return await self._state.scheduler.request_run(job_id, by)
-
     # -- background tasks ------------------------------------------------------------------
 
     def tasks_running_here(self) -> set[str]:
         """The tasks this process runs: only those can be cancelled from here."""
         return set(self._state.tasks.running())
 
-    async def cancel_task(self, task_id: str) -> str:
-        return await self._state.tasks.cancel(task_id)
-
-    # -- forgetting, the dashboard's login -------------------------------------------------
+    # -- forgetting ------------------------------------------------------------------------
 
     async def forget_entry(self, entry: int) -> bool:
         """One archived message out of `recall` (docs/recall.md); False when there is none."""
@@ -140,7 +117,3 @@ class OwnerDesk:
             if waited > PICKUP_SECONDS + approval_seconds + 10:
                 return {"state": "rejected"}
             await asyncio.sleep(0.25)
-
-    def login_link(self) -> str | None:
-        """A one-time link to the dashboard; None when no dashboard serves."""
-        return self._state.logins.login_url()

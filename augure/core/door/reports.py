@@ -20,7 +20,7 @@ from augure.core.door.types import (
     Tokens,
     UsageReport,
 )
-from augure.core.spend import SpendReport, build_models
+from augure.core.spend import build_models
 from augure.skills.model import SkillMeta
 from augure.skills.store import SkillRecord
 from augure.store import reports
@@ -32,12 +32,19 @@ from augure.tools.recall_vectors import Embedder
 
 
 class Reports:
+    """The reports that decide something are methods; the others are the lower service's own
+    methods, handed over once (nothing forwards a call it does not change)."""
+
     def __init__(self, state: Served) -> None:
         self._state = state
-
-    def clean(self, text: str) -> str:
-        """Secrets masked, as in every record shown."""
-        return self._state.redact(text)
+        self.clean = state.redact  # secrets masked, as in every record shown
+        # Spend today and this month against the `[budget]` caps, by kind of work and model
+        # (read from state.db, so the dashboard beside the bot shows the same).
+        self.spend = state.budget.report
+        self.task = state.tasks.tasks.get
+        self.memory_files = state.memory.list
+        # Raises MemoryPathError or an OSError for a path outside memory or missing.
+        self.read_memory = state.memory.read
 
     def uptime_seconds(self) -> int:
         return int(time.time() - self._state.started_at)
@@ -57,11 +64,6 @@ class Reports:
             today=Tokens(**today),
             total=Tokens(**await store.usage_totals()),
         )
-
-    async def spend(self) -> SpendReport:
-        """Spend today and this month against the `[budget]` caps, by kind of work and model
-        (read from state.db, so the dashboard beside the bot shows the same)."""
-        return await self._state.budget.report()
 
     async def usage_per_day(self, days: int) -> list[Day]:
         zone = ZoneInfo(self._state.config.zone)
@@ -113,16 +115,6 @@ class Reports:
     ) -> list[TaskRow]:
         rows = self._state.tasks.tasks
         return await rows.list(limit=limit, offset=offset, status=status, chat_id=chat_id)
-
-    async def task(self, task_id: str) -> TaskRow | None:
-        return await self._state.tasks.tasks.get(task_id)
-
-    def memory_files(self) -> list[tuple[str, int]]:
-        return self._state.memory.list()
-
-    def read_memory(self, path: str) -> str:
-        """Raises MemoryPathError or an OSError for a path outside memory or missing."""
-        return self._state.memory.read(path)
 
     async def skills(self) -> list[tuple[SkillRecord, SkillMeta | None, str]]:
         """(record, metadata, last run) of every skill."""

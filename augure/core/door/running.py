@@ -13,7 +13,6 @@ from augure.core.app import Core
 from augure.core.door.owner import OwnerDesk
 from augure.core.door.types import StatusReport, ToolResult
 from augure.skills.service import SkillService
-from augure.tools.base import Tool
 
 
 class RunningDesk:
@@ -22,6 +21,9 @@ class RunningDesk:
         self._owner = owner
         # The skill service itself: `augure skills` shows, pauses, resumes and deletes.
         self.skills: SkillService = core.skills
+        self.tools = core.registry.list
+        # The tool's description as the model reads it (a missing setting says so).
+        self.describe = core.registry.description
 
     async def status(self) -> StatusReport:
         core = self._core
@@ -40,13 +42,6 @@ class RunningDesk:
             mcp=core.redact(mcp) if mcp else None,  # a server's error may quote a secret
             fallback=core.models.last_fallback,
         )
-
-    def tools(self) -> list[Tool]:
-        return self._core.registry.list()
-
-    def describe(self, tool: Tool) -> str:
-        """The tool's description as the model reads it (a missing setting says so)."""
-        return self._core.registry.description(tool)
 
     async def servers_started(self) -> list[str]:
         """Once every MCP server has started or failed to: a masked line for each that is
