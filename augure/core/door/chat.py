@@ -10,9 +10,7 @@ from augure.agent.turn import Content, Later, Reply, TurnStream
 from augure.core.app import Core
 from augure.core.speaking import speak
 from augure.store.audit import new_id
-from augure.store.inbox import Inbox
-
-Delivery = tuple[int, str]  # a channel's id of what brought a message, and its digest
+from augure.store.inbox import Delivery, Inbox
 
 
 class Deliveries(Protocol):
