@@ -20,7 +20,7 @@ from augure.core.app import builtin_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
-KEY_TABLE = ROOT / "docs" / "config-reference.md"
+KEY_TABLE = REFERENCE / "config-keys.md"
 # Options every command takes; commands.md describes them once, at the top.
 COMMON_OPTIONS = {"-h", "--help", "--config", "-v", "--verbose"}
 
@@ -132,12 +132,12 @@ def test_every_config_section_is_linked_from_configuration_md_and_every_key_has_
     missing = []
     for section, key in _every_setting():
         if key is None:
-            if f"config-reference.md#{_anchor(f'`[{section}]`')})" not in page:
+            if f"config-keys.md#{_anchor(f'`[{section}]`')})" not in page:
                 missing.append(f"[{section}] is not linked from configuration.md")
             continue
         body = _section(table, f"## `[{section}]`")
         if f"| `{key}` |" not in body:
-            missing.append(f"{section}.{key} has no row in config-reference.md")
+            missing.append(f"{section}.{key} has no row in config-keys.md")
     assert not missing, missing
 
 
