@@ -226,9 +226,10 @@ def test_every_citation_and_link_lands_on_an_existing_page_and_section() -> None
     assert not broken, "\n".join(broken)
 
 
-# Guides whose reference page another change is rewriting as this one lands: each is cut to
-# what its reference page does not say and links there for the rest. Once both have landed,
-# the guide goes or is renamed for what it explains, and its name leaves this set.
+# The guides that still share a name with their reference page. Each holds only what the
+# reference page does not say (walk-throughs, how the part is built and tested) and links
+# there for the rest; the next step folds it in or renames it for what it explains. The set
+# may only shrink: the test fails on a new twin and on a name that is no longer one.
 GUIDES_BESIDE_THEIR_REFERENCE = {"skills.md", "telegram.md"}
 
 
