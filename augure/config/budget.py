@@ -1,6 +1,6 @@
 """`[budget]`, `[[llm.fallbacks]]`, `[llm.roles]` and `[llm.coding]`: what model calls may cost,
 which models stand in when the primary fails, and which model does which kind of work
-(docs/spend.md).
+(docs/reference/spend.md).
 The settings alone, so that the configuration never imports the gate that enforces them."""
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class LLMConfig(Prices):
     coding: CodingConfig = CodingConfig()
     # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
     transcription_model: str | None = None
-    # docs/spend.md: tried in order when the primary fails in a way another model may not.
+    # docs/reference/spend.md: tried in order when the primary fails in a way another model may not.
     fallbacks: list[Fallback] = Field(default_factory=list)
     roles: Roles = Roles()
 
@@ -192,7 +192,7 @@ class Config(BaseSettings):
     dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
     recall: RecallConfig = RecallConfig()  # docs/recall.md
     voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
-    budget: BudgetConfig = BudgetConfig()  # docs/spend.md
+    budget: BudgetConfig = BudgetConfig()  # docs/reference/spend.md
     guests: GuestsConfig = GuestsConfig()  # docs/security.md#guests
 
     # Not a config key: where the state lives. Set by load_config.

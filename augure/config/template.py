@@ -49,7 +49,7 @@ DESCRIPTIONS: dict[str, str] = {
     "llm.roles.heartbeat": "the heartbeat's turns; unset = [llm] model",
     "llm.roles.subagent": "subagents without a model of their own; unset = [llm] model",
     "llm.roles.skill": "skill runs and skill writing; unset = [llm] model",
-    "budget": "Spending caps in USD over every model call (docs/spend.md).",
+    "budget": "Spending caps in USD over every model call (docs/reference/spend.md).",
     "budget.daily_usd": "cap per day in the agent timezone; 0 = no cap",
     "budget.monthly_usd": "cap per calendar month; 0 = no cap",
     "budget.warn_at": "share of a cap at which the owner is told once",

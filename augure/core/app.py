@@ -110,7 +110,7 @@ class Core:
     gate: ApprovalGate
     executor: Executor
     llm: LLM
-    models: Models  # what every caller asks: budget, roles, fallbacks (docs/spend.md)
+    models: Models  # what every caller asks: budget, roles, fallbacks (docs/reference/spend.md)
     budget: Budget
     agent: Agent
     redact: Redactor
@@ -355,7 +355,7 @@ class Standalone:
     way the CLI's do: a decision is a conditional UPDATE the bot's gate polls for (`augure
     approve`), "Run now" and the pauses are rows its scheduler reads at each tick (`augure
     jobs`). A background task can be stopped only by the process running it, so the tasks
-    page refuses it here. See docs/dashboard.md."""
+    page refuses it here. See docs/reference/dashboard.md."""
 
     config: Config
     store: Store

@@ -205,7 +205,7 @@ class Front:
         spoken: bool = False,
         delivery: tuple[int, str] | None = None,
     ) -> int:
-        """A message taken in, stored before it waits to be answered (docs/durability.md):
+        """A message taken in, stored before it waits to be answered (docs/reference/durability.md):
         its id goes to `converse` with it. Secrets are masked as in the history. `delivery`:
         the channel's id and digest of what brought it, recorded as taken with it."""
         clean = (

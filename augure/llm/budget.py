@@ -1,5 +1,5 @@
 """What a model call is for, and the port of the spending gate every call passes
-(docs/spend.md).
+(docs/reference/spend.md).
 
 The kind of work (`chat`, `job`, `summary`, ...) travels with the task as a context variable,
 so the one wrapper every caller goes through (`augure.llm.models.Models`) knows whom to bill

@@ -1,6 +1,6 @@
-"""The one wrapper every model call goes through (docs/spend.md): the budget gate before the
-call, `[llm.roles]` to pick the model for the kind of work, `[[llm.fallbacks]]` when that
-model fails in a way another may not, and the spend of the answer after."""
+"""The one wrapper every model call goes through (docs/reference/spend.md): the budget gate
+before the call, `[llm.roles]` to pick the model for the kind of work, `[[llm.fallbacks]]`
+when that model fails in a way another may not, and the spend of the answer after."""
 
 from __future__ import annotations
 

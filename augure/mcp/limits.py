@@ -1,4 +1,4 @@
-"""How much of an MCP server's output the bot takes (docs/mcp.md, "Limits"): every message
+"""How much of an MCP server's output the bot takes (docs/reference/mcp.md, "Limits"): every message
 is bounded while it arrives, and what the listing puts before the model on every request is
 bounded once listed."""
 

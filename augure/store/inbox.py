@@ -1,4 +1,5 @@
-"""Messages taken in and not yet answered (docs/durability.md, "Messages waiting to be folded").
+"""Messages taken in and not yet answered (docs/reference/durability.md, "Messages waiting to
+be folded").
 
 Telegram counts a message delivered as soon as the bot has read it, while the channel may hold
 it for the fold window or behind a running turn. Each message is stored here on arrival; the

@@ -1,5 +1,5 @@
 """The spend ledger in state.db: each model call with its tokens and cost, and the notices
-sent once per budget period (docs/spend.md)."""
+sent once per budget period (docs/reference/spend.md)."""
 
 from __future__ import annotations
 

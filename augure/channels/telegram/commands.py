@@ -81,7 +81,7 @@ async def status_report(front: Front) -> str:
         f"{len(jobs)} job(s)"
         + (f", next at {local(jobs[0].next_run, zone)}" if jobs and jobs[0].next_run else ""),
     ]
-    # Each limit with today's use (docs/limits.md).
+    # Each limit with today's use (docs/reference/limits.md).
     lines += ["Limits:", *(f"• {describe(use)}" for use in status.limits)] if status.limits else []
     lines += [status.mcp] if status.mcp else []
     if status.fallback is not None:

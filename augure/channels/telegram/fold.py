@@ -12,7 +12,7 @@ Telegram counts a message delivered once the bot has read it, so each is stored 
 inbox before it waits here (`take`); the agent stores the whole batch with its turn, and takes
 it out of the inbox, in one transaction before the model sees any of it. A start hands back
 what a crash left waiting (`hand_back`), so no message is lost or answered twice
-(docs/durability.md).
+(docs/reference/durability.md).
 """
 
 from __future__ import annotations
