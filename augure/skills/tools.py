@@ -139,8 +139,11 @@ def _install_skill(service: SkillService) -> Tool:
         egress=Egress.WRITE,
         deferred=True,
         target=lambda p: f"install_skill:{p.skill_id}",
-        # Rules name the version: "Always allow" covers this id at this version only.
-        refine=lambda p, shown: f"install_skill:{p.skill_id}@{shown.get('version', '?')}",
+        # Rules name the version, or a GitHub skill's commit (its version may never change):
+        # "Always allow" covers this id at exactly what was shown.
+        refine=lambda p, shown: (
+            f"install_skill:{p.skill_id}@{shown.get('commit') or shown.get('version', '?')}"
+        ),
         preview=install_preview,
         timeout=300.0,
     )

@@ -25,7 +25,7 @@ from tests.fakes.github_json import CREATED, GitHubError, Repo
 
 JSON = dict[str, Any]
 Handler = Callable[[web.Request], Awaitable[web.Response]]
-FILE_MODE, EXEC_MODE, TREE_MODE = "100644", "100755", "040000"
+FILE_MODE, EXEC_MODE, LINK_MODE, TREE_MODE = "100644", "100755", "120000", "040000"
 
 
 def git_id(kind: str, data: bytes) -> str:
@@ -57,9 +57,11 @@ class Git:
         branch: str,
         message: str,
         executable: frozenset[str] = frozenset(),
+        symlinks: frozenset[str] = frozenset(),  # their content is the link's target
     ) -> str:
         data = {p: c.encode() if isinstance(c, str) else c for p, c in files.items()}
         modes = {p: EXEC_MODE if p in executable else FILE_MODE for p in data}
+        modes |= {p: LINK_MODE for p in symlinks}
         tree = self._tree("", data, modes)
         parent = self.refs.get(f"heads/{branch}")
         lines = [f"tree {tree}", *([f"parent {parent}"] if parent else [])]
@@ -121,12 +123,14 @@ class GitRoutes:
         branch: str | None = None,
         message: str = "update",
         executable: frozenset[str] = frozenset(),
+        symlinks: frozenset[str] = frozenset(),
     ) -> str:
         """A new commit holding exactly `files`, on `branch` (default: the default branch)."""
         repo = self.repos[full_name]
         branch = branch or repo.default_branch
         repo.branches.add(branch)
-        return self.git.setdefault(full_name, Git()).commit(files, branch, message, executable)
+        git = self.git.setdefault(full_name, Git())
+        return git.commit(files, branch, message, executable, symlinks)
 
     def tag(self, full_name: str, tag: str, sha: str) -> None:
         self.git[full_name].refs[f"tags/{tag}"] = sha
@@ -317,6 +321,8 @@ class GitRoutes:
                     info = tarfile.TarInfo(f"{top}/{path}")
                     info.size = len(data)
                     info.mode = 0o755 if commit.modes[path] == EXEC_MODE else 0o644
+                    if commit.modes[path] == LINK_MODE:
+                        info.type, info.linkname, info.size = tarfile.SYMTYPE, data.decode(), 0
                     archive.addfile(info, io.BytesIO(data))
             kind = "application/x-gzip"
         return web.Response(body=buffer.getvalue(), content_type=kind)
