@@ -42,13 +42,14 @@ async def make_core(
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     opened = Cores()
 
-    async def make(hub: str = f"github:{REPO}/skills", token: str | None = None) -> Core:
+    async def make(
+        hub: str = f"github:{REPO}/skills", token: str | None = None, base_url: str = ""
+    ) -> Core:
         home = tmp_path / f"home{len(opened)}"
         home.mkdir()
         secret = f'token = "{token}"\n' if token else ""
-        (home / "augure.toml").write_text(
-            f'[skills]\nhubs = ["{hub}"]\n[tools.github]\nbase_url = "{fake.base_url}"\n{secret}'
-        )
+        github = f'[tools.github]\nbase_url = "{base_url or fake.base_url}"\n{secret}'
+        (home / "augure.toml").write_text(f'[skills]\nhubs = ["{hub}"]\n{github}')
         return await opened.open(load_config(home=home))
 
     yield make
@@ -241,3 +242,10 @@ def test_a_bad_hub_entry_is_one_line(entry: str, tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as refused:
         load_config(home=tmp_path)
     assert BAD[entry] in str(refused.value) and len(str(refused.value).splitlines()) == 1
+
+
+async def test_github_unreachable_is_one_line(make_core: MakeCore) -> None:
+    closed = "http://127.0.0.1:9"  # the discard port: nothing listens on loopback
+    core = await make_core(base_url=closed)
+    refused = await core.skills.hubs.prepare("brand-voice")
+    assert refused == f"refused brand-voice: cannot reach GitHub at {closed}: ConnectionError"
