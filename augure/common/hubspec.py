@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 GITHUB_PREFIX = "github:"
 MANIFEST_SCHEMES = ("http://", "https://", "file://")
@@ -47,7 +48,10 @@ class ManifestHub:
 
     @property
     def name(self) -> str:
-        return self.url
+        """The URL without user or password (such a hub is refused, but still named)."""
+        where = urlsplit(self.url)
+        host = where.netloc.rpartition("@")[2]
+        return urlunsplit((where.scheme, host, where.path, "", ""))
 
     @property
     def spec(self) -> str:

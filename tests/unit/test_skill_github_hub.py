@@ -217,6 +217,10 @@ def test_hub_entries_parse() -> None:
         "octo", "a.b", "skills/public", "v1.2"
     )
     assert parse_hub("https://skills.example.com") == ManifestHub("https://skills.example.com")
+    # A password never reaches the line that lists the hubs.
+    assert ManifestHub("https://me:hunter2@skills.example.com/x?k=v").name == (
+        "https://skills.example.com/x"
+    )
 
 
 BAD = {
