@@ -32,6 +32,7 @@ from pydantic_settings import (
 )
 
 from augure.common.folders import workspace_name
+from augure.common.hubspec import parse_hub
 from augure.config import tools as tool_settings
 from augure.config.agents import AgentsConfig
 from augure.config.background import BackgroundConfig
@@ -135,7 +136,15 @@ class CodeModeConfig(_Section):
 class SkillsConfig(_Section):
     path: Path | None = None
     hub_url: str | None = None
+    hubs: list[str] = []
     max_failures: int = Field(default=3, ge=1)
+
+    @field_validator("hubs")
+    @classmethod
+    def _hubs(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            parse_hub(entry)  # a bad entry stops the load with its one-line reason
+        return [entry.strip() for entry in value]
 
 
 class DashboardConfig(_Section):

@@ -111,6 +111,7 @@ DESCRIPTIONS: dict[str, str] = {
     "skills": "Skills and the hub.",
     "skills.path": "folder; unset = $AUGURE_HOME/skills",
     "skills.hub_url": "https://, http:// or file:// base URL serving manifest.json",
+    "skills.hubs": "more hubs: manifest URLs or github:OWNER/REPO[/PATH][@REF]",
     "skills.max_failures": "consecutive failures before a skill is paused",
     "tools": "Which tools exist, and their settings in [tools.NAME].",
     "tools.enabled": "glob patterns over tool names",

@@ -360,4 +360,11 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (update_id, digest)
     );
     """,
+    # Where a hub skill came from (docs/reference/skills.md#hubs): the hub entry it was
+    # installed from and, for a GitHub hub, the commit its files were taken at (pinned: an
+    # update offers a newer commit and asks again).
+    """
+    ALTER TABLE skills ADD COLUMN hub TEXT;
+    ALTER TABLE skills ADD COLUMN revision TEXT;
+    """,
 ]
