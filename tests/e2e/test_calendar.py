@@ -1,24 +1,30 @@
-"""The calendar through the real bot and the bundled digest, against a real CalDAV
+"""The calendar through the real bot, the CLI and the bundled digest, against a real CalDAV
 server (Radicale on loopback) (docs/calendar.md)."""
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from dotenv import dotenv_values
 
-from tests.e2e.conftest import OWNER, Bot
+from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import (
     approval_message,
+    augure,
     buttons,
     delivered,
+    environment,
     final_reply,
     hello,
     tool_results,
 )
-from tests.fakes.openai import text, tool
+from tests.fakes.openai import FakeOpenAI, text, tool
+from tests.fakes.telegram import FakeTelegram
 from tests.radicale import PASSWORD, USER, Radicale
 
 PARIS = "Europe/Paris"
@@ -122,3 +128,51 @@ async def test_the_daily_digest_adds_todays_events(bot: Bot, radicale: Radicale)
     digest = bot.telegram.messages(OWNER)[-1]["text"]
     assert "Today's events:" in digest and "Standup" in digest
     assert "Not today" not in digest
+
+
+async def test_doctor_lists_the_calendars_and_tells_a_refused_login(
+    tmp_path: Path, radicale: Radicale
+) -> None:
+    radicale.calendar("Work")
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        base = environment(tmp_path, bot_environment(tmp_path, telegram, llm))
+        llm.script(text("OK"), text("OK"))
+        _, out, err = await augure("doctor", env=base | calendar_env(radicale), timeout=120)
+        (line,) = [line for line in out.splitlines() if line.startswith("ok    calendar:")]
+        assert line.startswith(f"ok    calendar: {radicale.url}: 2 calendar(s): "), out + err
+        assert "Personal" in line and "Work" in line
+
+        wrong = "wrong-password-7d1e"
+        env = base | calendar_env(radicale, password=wrong)
+        _, out, err = await augure("doctor", env=env, timeout=120)
+    assert (
+        f"warn  calendar: the CalDAV server at {radicale.url} refused the login of 'owner': "
+        "check [tools.calendar] username and password"
+    ) in out, out + err
+    assert "warn  tool calendar: not ready: see the calendar line above" in out
+    assert wrong not in out + err and "Traceback" not in out + err
+
+
+async def test_init_sets_up_the_calendar_and_refuses_a_wrong_login(
+    tmp_path: Path, radicale: Radicale
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        flags = [
+            "init", "--non-interactive", "--token", telegram.token, "--owner", "123456789",
+            "--base-url", llm.base_url, "--api-key", "sk-init", "--model", "test-model",
+            "--calendar-url", radicale.url, "--calendar-username", USER,
+        ]  # fmt: skip
+        env = environment(tmp_path / "home", {"AUGURE_TELEGRAM_API_URL": telegram.root})
+        llm.script(text("OK"), text("OK"))
+        wrong = "wrong-password-0b9c"
+        code, out, err = await augure(*flags, "--calendar-password", wrong, env=env)
+        assert code != 0 and "refused the login of 'owner'" in err, out + err
+        assert wrong not in out + err and not (tmp_path / "home" / "augure.toml").exists()
+
+        code, out, err = await augure(*flags, "--calendar-password", PASSWORD, env=env)
+    assert code == 0, out + err
+    toml = tomllib.loads((tmp_path / "home" / "augure.toml").read_text())
+    assert toml["tools"]["calendar"] == {"url": radicale.url, "username": USER}
+    secrets = dotenv_values(tmp_path / "home" / ".env")
+    assert secrets["AUGURE__TOOLS__CALENDAR__PASSWORD"] == PASSWORD
+    assert PASSWORD not in (tmp_path / "home" / "augure.toml").read_text()
