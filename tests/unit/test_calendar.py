@@ -128,6 +128,7 @@ async def test_search_finds_words_in_title_place_and_text(radicale: Radicale) ->
     assert "Dentist | at Rue de Rivoli" in lines[1] and "id dentist" in lines[1]
     assert "Lunch" in lines[2] and "invoice" in lines[2]
     rivoli = await run(radicale.settings(), action="search", query="rivoli", start="2026-03-01")
+    assert rivoli.output.startswith("1 event in Personal from 2026-03-01 00:00 to ")
     assert "Dentist" in rivoli.output and "Lunch" not in rivoli.output
     assert not (await run(radicale.settings(), action="search")).success
 
@@ -456,3 +457,48 @@ def test_a_guest_is_not_offered_the_owners_calendar() -> None:
 
 def test_a_skill_reading_the_calendar_then_reaching_out_is_flagged_by_the_scan() -> None:
     assert "calendar" in PRIVATE_SOURCES
+
+
+async def test_an_update_removes_the_rule_when_asked_with_an_empty_one(
+    core: tuple[Core, Owner], radicale: Radicale
+) -> None:
+    app, owner = core
+    radicale.put(
+        "Personal",
+        vevent("standup", "SUMMARY:Standup", "RRULE:FREQ=WEEKLY;BYDAY=MO",
+               f"DTSTART;TZID={PARIS}:20260323T090000", f"DTEND;TZID={PARIS}:20260323T093000"),
+    )  # fmt: skip
+    owner.approve = True
+    once = await write(app, action="update", event_id="standup", recurrence="")
+    assert once.success, once.output
+    assert owner.asked[0].arguments["the event as it will be"]["repeats"] == "no"
+    assert owner.asked[0].arguments["the event as it is now"]["repeats"] == "FREQ=WEEKLY;BYDAY=MO"
+    (stored,) = radicale.events("Personal")
+    assert "RRULE:FREQ=WEEKLY" not in stored
+
+
+async def test_an_event_changed_between_the_request_and_the_press_is_not_overwritten(
+    core: tuple[Core, Owner], radicale: Radicale
+) -> None:
+    app, owner = core
+
+    def dentist(hour: int) -> str:
+        return vevent(
+            "dentist", "SUMMARY:Dentist", f"DTSTART;TZID={PARIS}:20260327T{hour}0000",
+            f"DTEND;TZID={PARIS}:20260327T{hour}3000",
+        )  # fmt: skip
+
+    radicale.put("Personal", dentist(10))
+    present = owner.present
+
+    async def moved_meanwhile(request: Any, decide: Any) -> Any:
+        radicale.put("Personal", dentist(11))  # someone moves it on their phone
+        return await present(request, decide)
+
+    owner.present = moved_meanwhile  # type: ignore[method-assign]
+    owner.approve = True
+    result = await write(app, action="update", event_id="dentist", title="Dentist (moved)")
+    assert not result.success and "changed" in result.output, result.output
+    (stored,) = radicale.events("Personal")
+    assert "SUMMARY:Dentist\r\n" in stored or "SUMMARY:Dentist\n" in stored
+    assert "20260327T110000" in stored

@@ -316,7 +316,8 @@ def _listing(
     if not found:
         return ToolResult.ok(f"No events in {calendar} {span} ({events.zone_name(zone)}).")
     shown = found[:SHOWN_MAX]
-    head = f"{len(found)} events in {calendar} {span} (times in {events.zone_name(zone)})"
+    count = f"{len(found)} event" + ("" if len(found) == 1 else "s")
+    head = f"{count} in {calendar} {span} (times in {events.zone_name(zone)})"
     if len(shown) < len(found):
         head += f"; the first {len(shown)} shown: narrow the range for the rest"
     lines = [head + ":", *(events.line(event, zone, owners) for event in shown)]
