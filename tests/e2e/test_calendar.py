@@ -176,3 +176,20 @@ async def test_init_sets_up_the_calendar_and_refuses_a_wrong_login(
     secrets = dotenv_values(tmp_path / "home" / ".env")
     assert secrets["AUGURE__TOOLS__CALENDAR__PASSWORD"] == PASSWORD
     assert PASSWORD not in (tmp_path / "home" / "augure.toml").read_text()
+
+
+async def test_interactive_init_asks_the_calendar_login_it_was_not_given(
+    tmp_path: Path, radicale: Radicale
+) -> None:
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        llm.script(text("OK"))
+        env = environment(tmp_path / "home", {"AUGURE_TELEGRAM_API_URL": telegram.root})
+        answers = [telegram.token, "42", llm.base_url, "sk-init", "", USER, PASSWORD]
+        code, out, err = await augure(
+            "init", "--calendar-url", radicale.url, env=env, stdin="\n".join(answers) + "\n"
+        )
+    assert code == 0, out + err
+    assert "Calendar username: " in err and "Calendar password" in err
+    assert PASSWORD not in out + err
+    secrets = dotenv_values(tmp_path / "home" / ".env")
+    assert secrets["AUGURE__TOOLS__CALENDAR__PASSWORD"] == PASSWORD
