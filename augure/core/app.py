@@ -43,6 +43,7 @@ from augure.store.tasks import Tasks
 from augure.tools.base import RunContext, Tool
 from augure.tools.batch import batch
 from augure.tools.browser import browser
+from augure.tools.calendar import calendar_tool
 from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
 from augure.tools.executor import Executor
@@ -73,6 +74,7 @@ def builtin_tools(config: Config) -> list[Tool]:
         web_search,
         http_tool,
         email_tool,
+        calendar_tool,
         github,
         browser,
         sandbox_exec,

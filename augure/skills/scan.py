@@ -45,7 +45,16 @@ VERDICT_LIMIT = 500
 # no approval (a GET still carries data in its URL). Search and GitHub queries go to the
 # provider the owner chose, which the author of a skill cannot read.
 PRIVATE_SOURCES = frozenset(
-    {"memory_read", "email", "files", "github", "read_output", "sandbox_exec", "opencode"}
+    {
+        "memory_read",
+        "email",
+        "calendar",
+        "files",
+        "github",
+        "read_output",
+        "sandbox_exec",
+        "opencode",
+    }
 )
 SILENT_EGRESS = frozenset({"http", "browser"})
 MAX_CHR = 20

@@ -358,6 +358,8 @@ async def test_bundled_skills_are_installed_active_and_run(bot: Bot) -> None:
     digest = bot.telegram.messages(OWNER)[-1]["text"]
     assert "observations.md" in digest and "the owner likes green tea" in digest
     assert "standup: cron" in digest
+    # No calendar is set up: its section is left out, with no error in its place.
+    assert "events" not in digest and "calendar" not in digest
 
     # The instruction skill runs as its own agent turn, its body as the instructions.
     # Its turn sees only the tools its SKILL.md declares, and cannot call any other.
