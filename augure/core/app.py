@@ -30,7 +30,7 @@ from augure.llm.models import ChatModel, Models
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.model import Catalog
 from augure.skills.service import SkillService
 from augure.skills.store import SkillStore

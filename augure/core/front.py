@@ -34,7 +34,7 @@ from augure.llm.client import LLM
 from augure.llm.models import FallbackUsed
 from augure.memory.store import MemoryStore
 from augure.scheduler.jobs import Job, JobError
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.model import SkillMeta
 from augure.skills.store import SkillRecord, SkillStore
 from augure.store import reports
