@@ -5,7 +5,8 @@ refusal of an unpriced model names, and what `augure doctor` lists."""
 from __future__ import annotations
 
 from augure.config.budget import PRICE_KEYS, Fallback, Priced, Prices
-from augure.config.settings import Config, LLMConfig
+from augure.config.llm import LLMConfig
+from augure.config.settings import Config
 
 EMBEDDINGS_KEY = "[recall] embeddings_price_per_million"
 

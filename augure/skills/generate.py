@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from augure.config.budget import LLMOverrides, Roles
-from augure.config.settings import Config, LLMConfig
+from augure.config.llm import LLMConfig
+from augure.config.settings import Config
 from augure.llm.budget import SKILL_GENERATION, SpendGate, working_as
 from augure.llm.client import LLM
 from augure.llm.faults import LLMError

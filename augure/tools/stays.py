@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from augure.common.caller import Reading
-from augure.config.settings import ApprovalConfig
+from augure.config.approval import ApprovalConfig
 
 WHY = "left for later after reading outside content: later turns read it as standing text"
 

@@ -1,0 +1,34 @@
+"""`[llm]`: the chat model, its endpoint and prices, the models standing in for it and the
+model each kind of work asks (docs/spend.md; docs/reference/configuration.md)."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, model_validator
+
+from augure.config.budget import CodingConfig, Fallback, Prices, Roles
+
+
+class LLMConfig(Prices):
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    request_timeout_seconds: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    coding: CodingConfig = CodingConfig()
+    # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
+    transcription_model: str | None = None
+    # docs/spend.md: tried in order when the primary fails in a way another model may not.
+    fallbacks: list[Fallback] = Field(default_factory=list)
+    roles: Roles = Roles()
+
+    @model_validator(mode="after")
+    def _roles_name_a_model(self) -> LLMConfig:
+        known = [self.model, *(entry.model for entry in self.fallbacks)]
+        for role, named in self.roles.model_dump().items():
+            if named is not None and named not in known:
+                raise ValueError(
+                    f"roles.{role} names {named!r}, which is neither [llm] model nor the "
+                    f"model of a [[llm.fallbacks]] entry ({', '.join(map(repr, known))})"
+                )
+        return self
