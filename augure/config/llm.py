@@ -1,11 +1,46 @@
-"""`[llm]`: the chat model, its endpoint and prices, the models standing in for it and the
-model each kind of work asks (docs/spend.md; docs/reference/configuration.md)."""
+"""`[llm]`, `[[llm.fallbacks]]`, `[llm.roles]` and `[llm.coding]`: the chat model, its endpoint
+and prices, which models stand in when it fails, which model does which kind of work, and the
+model that writes skills (docs/spend.md)."""
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from augure.config.budget import CodingConfig, Fallback, Prices, Roles
+from augure.config.spend import Prices
+
+
+class Fallback(Prices):
+    """One `[[llm.fallbacks]]` entry: its own endpoint and key when they differ."""
+
+    model: str
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
+class LLMOverrides(BaseModel):
+    """What `[llm.coding]` may change of `[llm]` for the model that writes skills."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int | None = None
+
+
+class CodingConfig(LLMOverrides, Prices):
+    """`[llm.coding]`: the overrides, and the prices of its own model."""
+
+
+class Roles(BaseModel):
+    """`[llm.roles]`: a model name (the primary's or a fallback's) per kind of work."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str | None = None
+    heartbeat: str | None = None
+    subagent: str | None = None
+    skill: str | None = None
 
 
 class LLMConfig(Prices):

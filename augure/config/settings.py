@@ -24,7 +24,6 @@ from augure.config.agent import AgentConfig, MemoryConfig
 from augure.config.agents import AgentsConfig
 from augure.config.approval import ApprovalConfig
 from augure.config.background import BackgroundConfig
-from augure.config.budget import BudgetConfig
 from augure.config.dashboard import DashboardConfig
 from augure.config.execution import CodeModeConfig, SandboxConfig
 from augure.config.guests import GuestsConfig
@@ -36,6 +35,7 @@ from augure.config.mcp import McpSettings
 from augure.config.recall import RecallConfig
 from augure.config.scheduler import SchedulerConfig
 from augure.config.skills import SkillsConfig
+from augure.config.spend import BudgetConfig
 from augure.config.telegram import TelegramConfig
 from augure.config.tools import ToolsConfig
 from augure.config.voice import VoiceConfig
