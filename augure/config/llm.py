@@ -1,6 +1,6 @@
 """`[llm]`, `[[llm.fallbacks]]`, `[llm.roles]` and `[llm.coding]`: the chat model, its endpoint
 and prices, which models stand in when it fails, which model does which kind of work, and the
-model that writes skills (docs/spend.md)."""
+model that writes skills (docs/reference/spend.md)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class LLMConfig(Prices):
     coding: CodingConfig = CodingConfig()
     # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
     transcription_model: str | None = None
-    # docs/spend.md: tried in order when the primary fails in a way another model may not.
+    # docs/reference/spend.md: tried in order when the primary fails in a way another model may not.
     fallbacks: list[Fallback] = Field(default_factory=list)
     roles: Roles = Roles()
 

@@ -74,7 +74,7 @@ class Config(BaseSettings):
     dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
     recall: RecallConfig = RecallConfig()  # docs/recall.md
     voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
-    budget: BudgetConfig = BudgetConfig()  # docs/spend.md
+    budget: BudgetConfig = BudgetConfig()  # docs/reference/spend.md
     guests: GuestsConfig = GuestsConfig()  # docs/security.md#guests
 
     # Not a config key: where the state lives. Set by load_config.

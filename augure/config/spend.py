@@ -1,6 +1,6 @@
-"""What model calls cost and may cost (docs/spend.md): the prices a model is given wherever it
-is named, and the `[budget]` caps. The settings alone, so that the configuration never imports
-the gate that enforces them (augure/core/spend.py)."""
+"""What model calls cost and may cost (docs/reference/spend.md): the prices a model is given
+wherever it is named, and the `[budget]` caps. The settings alone, so that the configuration
+never imports the gate that enforces them (augure/core/spend.py)."""
 
 from __future__ import annotations
 

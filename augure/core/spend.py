@@ -1,6 +1,6 @@
-"""The `[budget]` gate over the spend ledger (docs/spend.md): checked before each model call,
-told of each answer, and the report `/usage`, `augure usage` and the dashboard show, built
-and rendered here only."""
+"""The `[budget]` gate over the spend ledger (docs/reference/spend.md): checked before each
+model call, told of each answer, and the report `/usage`, `augure usage` and the dashboard
+show, built and rendered here only."""
 
 from __future__ import annotations
 

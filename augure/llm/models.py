@@ -1,7 +1,7 @@
-"""The one wrapper every model call goes through (docs/spend.md): the budget gate before the
-call, `[llm.roles]` to pick the model for the kind of work, `[[llm.fallbacks]]` when that
-model fails in a way another may not, and the spend of the answer after; `build_models`
-makes it from the configuration."""
+"""The one wrapper every model call goes through (docs/reference/spend.md): the budget gate
+before the call, `[llm.roles]` to pick the model for the kind of work, `[[llm.fallbacks]]`
+when that model fails in a way another may not, and the spend of the answer after;
+`build_models` makes it from the configuration."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Spend on the model's side (docs/spend.md): what a call is for, the port of the spending gate
-every call passes, and the prices of every model the configuration names.
+"""Spend on the model's side (docs/reference/spend.md): what a call is for, the port of the
+spending gate every call passes, and the prices of every model the configuration names.
 
 The kind of work (`chat`, `job`, `summary`, ...) travels with the task as a context variable,
 so the one wrapper every caller goes through (`augure.llm.models.Models`) knows whom to bill

@@ -113,7 +113,8 @@ class Gates:
         return None
 
     async def within_limits(self, call: Call) -> ToolResult | None:
-        """The owner's tool profiles (docs/limits.md): refused before anything runs or asks."""
+        """The owner's tool profiles (docs/reference/limits.md): refused before anything runs or
+        asks."""
         admission = await self.limits.admit(call.ctx.caller, call.name)
         call.profile_asks = admission.asks
         if admission.refusal is None:
