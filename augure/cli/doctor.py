@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from augure.config.settings import Config, source_of
-from augure.llm.prices import priced_models
+from augure.llm.spend import priced_models
 
 CHECK_TIMEOUT = 10.0
 

@@ -14,7 +14,8 @@ from zoneinfo import ZoneInfo
 from augure.common.errors import UsageError
 from augure.config.settings import Config
 from augure.host.home import holder
-from augure.scheduler.service import JobError, Scheduler
+from augure.scheduler.jobs import JobError
+from augure.scheduler.runner import Scheduler
 from augure.store.state import Store
 
 

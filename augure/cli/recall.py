@@ -84,12 +84,13 @@ def _embedder(config: Config, store: Store) -> Embedder | None:
     """The query's embedding, checked against `[budget]` and counted like the bot's calls."""
     if config.recall.embeddings_model is None:
         return None
-    from augure.core.spend import Budget, build_models
+    from augure.core.spend import SpendCaps
     from augure.llm.client import LLM
+    from augure.llm.models import build_models
     from augure.store.spend import Ledger
 
     llm = LLM(config.llm)
-    models = build_models(config, llm, llm, Budget(config, Ledger(store.db)))
+    models = build_models(config, llm, llm, SpendCaps(config, Ledger(store.db)))
     return Embedder(models, config.recall)
 
 

@@ -7,7 +7,7 @@ import argparse
 import json
 
 from augure.config.settings import Config
-from augure.core.spend import Budget, report_json, report_lines
+from augure.core.spend import SpendCaps, report_json, report_lines
 from augure.store.spend import Ledger
 from augure.store.state import Store
 
@@ -20,7 +20,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 async def usage(config: Config, args: argparse.Namespace) -> int:
     store = await Store.open(config.db_path)
     try:
-        report = await Budget(config, Ledger(store.db)).report()
+        report = await SpendCaps(config, Ledger(store.db)).report()
     finally:
         await store.close()
     if args.json:

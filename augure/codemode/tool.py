@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from augure.codemode import runtime, stubs
+from augure.tools.arguments import compact_schema
 from augure.tools.base import (
     Artifact,
     Catalogue,
     RunContext,
     Tool,
     ToolResult,
-    compact_schema,
     tool,
 )
 from augure.tools.result import Status, relayed_source

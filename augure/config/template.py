@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
-from augure.config.settings import Config, ToolsConfig
-from augure.config.tools import declared
+from augure.config.settings import Config
+from augure.config.tools import ToolsConfig, declared
 
 HEADER = """\
 # Augure configuration. Every section and key is listed with its default, commented out;

@@ -23,14 +23,14 @@ from augure.common.ports import Approver, Notifier
 from augure.common.progress import Progress
 from augure.config.settings import Config
 from augure.core.runner import TurnRunner
-from augure.core.spend import Budget, build_models
+from augure.core.spend import SpendCaps
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
-from augure.llm.models import ChatModel, Models
+from augure.llm.models import ChatModel, Models, build_models
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.model import Catalog
 from augure.skills.service import SkillService
 from augure.skills.store import SkillStore
@@ -113,7 +113,7 @@ class Core:
     executor: Executor
     llm: LLM
     models: Models  # what every caller asks: budget, roles, fallbacks (docs/reference/spend.md)
-    budget: Budget
+    budget: SpendCaps
     agent: Agent
     redact: Redactor
     scheduler: Scheduler
@@ -228,14 +228,14 @@ def _indexer(config: Config, store: Store, models: Models, memory: MemoryStore) 
     return Indexer(Embedder(models, config.recall), Archive(store.db), memory)
 
 
-def _budget(config: Config, store: Store, notifier: Notifier | None) -> Budget:
+def _budget(config: Config, store: Store, notifier: Notifier | None) -> SpendCaps:
     owner = config.owner_chat
 
     async def tell_owner(text: str) -> None:
         if notifier is not None and owner is not None:
             await notifier.send(owner, text)
 
-    return Budget(config, Ledger(store.db), tell_owner)
+    return SpendCaps(config, Ledger(store.db), tell_owner)
 
 
 def _agent(

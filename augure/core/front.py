@@ -23,8 +23,8 @@ from augure.common.ports import Decision, Verdict
 from augure.config.settings import Config
 from augure.core.app import Core
 from augure.core.speaking import speak
-from augure.core.spend import Budget
 from augure.core.spend import Cap as Cap
+from augure.core.spend import SpendCaps
 from augure.core.spend import SpendReport as SpendReport
 from augure.core.spend import report_json as report_json
 from augure.core.spend import report_lines as report_lines
@@ -34,7 +34,7 @@ from augure.llm.client import LLM
 from augure.llm.models import FallbackUsed
 from augure.memory.store import MemoryStore
 from augure.scheduler.jobs import Job, JobError
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.model import SkillMeta
 from augure.skills.store import SkillRecord, SkillStore
 from augure.store import reports
@@ -47,9 +47,9 @@ from augure.store.inbox import Waiting as Waiting
 from augure.store.reports import FILTERS as INVOCATION_FILTERS
 from augure.store.reports import Day as Day
 from augure.store.reports import InvocationPage as InvocationPage
+from augure.store.spend import CallTotals as CallTotals
 from augure.store.spend import Ledger
 from augure.store.spend import Period as Period
-from augure.store.spend import Tally as Tally
 from augure.store.state import Store
 from augure.store.tasks import TaskRow
 from augure.tools.base import Tool
@@ -58,6 +58,7 @@ from augure.tools.limits import Use
 __all__ = [
     "INVOCATION_FILTERS",
     "INVOCATION_STATUSES",
+    "CallTotals",
     "Cap",
     "Day",
     "Front",
@@ -69,7 +70,6 @@ __all__ = [
     "StateError",
     "Status",
     "StoreBusy",
-    "Tally",
     "Usage",
     "Waiting",
     "report_json",
@@ -401,7 +401,7 @@ class Front:
     async def spend(self) -> SpendReport:
         """Spend today and this month against the `[budget]` caps, by kind of work and model
         (read from state.db, so the dashboard beside the bot shows the same)."""
-        return await Budget(self.config, Ledger(self._state.store.db)).report()
+        return await SpendCaps(self.config, Ledger(self._state.store.db)).report()
 
     async def usage_per_day(self, days: int) -> list[Day]:
         return await reports.usage_per_day(self._state.store, ZoneInfo(self.config.zone), days)

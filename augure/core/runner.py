@@ -10,8 +10,8 @@ from augure.agent.turn import Carried, Reply
 from augure.background.manager import Report
 from augure.common.ports import Notifier
 from augure.config.settings import Config
-from augure.core.spend import Budget
-from augure.llm.budget import HEARTBEAT, JOB, SKILL, working_as
+from augure.core.spend import SpendCaps
+from augure.llm.spend import HEARTBEAT, JOB, SKILL, working_as
 from augure.skills.service import SkillService
 
 HEARTBEAT_CHAT = "heartbeat"
@@ -25,7 +25,7 @@ class TurnRunner:
     gives it the agent and the skills once they exist, before anything has started."""
 
     def __init__(
-        self, *, config: Config, notifier: Notifier | None, budget: Budget | None = None
+        self, *, config: Config, notifier: Notifier | None, budget: SpendCaps | None = None
     ) -> None:
         self.config = config
         self.notifier = notifier

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from augure.common.errors import UsageError
 from augure.common.ports import ApprovalRequest, Decide, Verdict
-from augure.config.settings import DashboardConfig
+from augure.config.dashboard import DashboardConfig
 
 if TYPE_CHECKING:
     from augure.core.front import Front

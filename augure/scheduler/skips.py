@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from augure.llm.budget import BudgetReached
+from augure.llm.spend import BudgetReached
 from augure.scheduler.jobs import Job
 from augure.store.connection import Database
 

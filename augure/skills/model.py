@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import yaml
 
-from augure.scheduler.service import JobError, cron_trigger
+from augure.scheduler.jobs import JobError, cron_trigger
 from augure.skills.hub import MAX_ID_LENGTH, valid_id
 
 SKILL_MD = "SKILL.md"

@@ -21,7 +21,8 @@ from augure.codemode.tool import api_tools
 from augure.common.caller import Caller, Reading
 from augure.config.settings import Config
 from augure.llm.models import Models
-from augure.scheduler.service import JobError, Scheduler
+from augure.scheduler.jobs import JobError
+from augure.scheduler.runner import Scheduler
 from augure.skills import generate
 from augure.skills.install import Installer
 from augure.skills.model import (

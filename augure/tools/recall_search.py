@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from augure.llm.budget import BudgetReached
+from augure.llm.spend import BudgetReached
 from augure.memory.store import MemoryStore
 from augure.store.archive import EXCERPT_TOKENS, Archive, Entry, Window, fts_query
 from augure.store.vectors import dot

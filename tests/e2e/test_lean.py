@@ -101,7 +101,7 @@ def test_the_openai_client_is_built_without_aiohttp() -> None:
     pytest.importorskip("aiohttp", reason="aiohttp not installed: nothing to keep out")
     # The SDK loads it (~7 MB) only for an alternative HTTP client, which Augure never uses.
     probe = (
-        "import sys; from augure.config.settings import LLMConfig; "
+        "import sys; from augure.config.llm import LLMConfig; "
         "from augure.llm.client import LLM; "
         "LLM(LLMConfig(base_url='http://127.0.0.1:9/v1')).client; "
         "print('aiohttp' in sys.modules, end=' '); import aiohttp; print('importable')"

@@ -16,7 +16,8 @@ import pytest
 from augure.channels.telegram.progress import telegram_board
 from augure.common.caller import Caller
 from augure.common.progress import StatusBoard
-from augure.config.settings import SandboxConfig, load_config
+from augure.config.execution import SandboxConfig
+from augure.config.settings import load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox.base import OUTPUT_CAP
 from augure.tools.base import RunContext, Tool, ToolResult, tool

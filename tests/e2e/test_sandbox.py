@@ -14,7 +14,8 @@ from typing import Any, cast
 import pytest
 
 from augure.common.caller import Caller
-from augure.config.settings import Config, SandboxConfig, load_config
+from augure.config.execution import SandboxConfig
+from augure.config.settings import Config, load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox import BwrapSandbox, probe, sandbox_problem, workspace_for
 from augure.sandbox import workspace_name as folder

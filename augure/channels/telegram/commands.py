@@ -10,7 +10,7 @@ from telegram import Update
 from telegram.constants import ChatType
 
 from augure.core.front import Front
-from augure.scheduler.service import local
+from augure.scheduler.jobs import local
 from augure.tools.limits import describe
 
 COMMANDS = {

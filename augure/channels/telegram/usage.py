@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from augure.config.settings import LLMConfig
+from augure.config.llm import LLMConfig
 from augure.core.front import Front, report_lines
 
 PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")

@@ -1,13 +1,12 @@
-"""`[budget]`, `[[llm.fallbacks]]`, `[llm.roles]` and `[llm.coding]`: what model calls may cost,
-which models stand in when the primary fails, and which model does which kind of work
-(docs/reference/spend.md).
-The settings alone, so that the configuration never imports the gate that enforces them."""
+"""What model calls cost and may cost (docs/reference/spend.md): the prices a model is given
+wherever it is named, and the `[budget]` caps. The settings alone, so that the configuration
+never imports the gate that enforces them (augure/core/spend.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field
 
 # The two keys that price a model by its tokens, wherever the model is named.
 PRICE_KEYS = "input_price_per_million and output_price_per_million"
@@ -48,40 +47,6 @@ class Priced:
     model: str
     prices: Prices
     setting: str
-
-
-class Fallback(Prices):
-    """One `[[llm.fallbacks]]` entry: its own endpoint and key when they differ."""
-
-    model: str
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-
-
-class LLMOverrides(BaseModel):
-    """What `[llm.coding]` may change of `[llm]` for the model that writes skills."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = None
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    max_tokens: int | None = None
-
-
-class CodingConfig(LLMOverrides, Prices):
-    """`[llm.coding]`: the overrides, and the prices of its own model."""
-
-
-class Roles(BaseModel):
-    """`[llm.roles]`: a model name (the primary's or a fallback's) per kind of work."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    summary: str | None = None
-    heartbeat: str | None = None
-    subagent: str | None = None
-    skill: str | None = None
 
 
 class BudgetConfig(BaseModel):
