@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from augure.common.errors import NotDone
+
 if TYPE_CHECKING:  # imported where used, on the first snippet: most bots never run one
     import pydantic_monty as monty
 
@@ -38,7 +40,7 @@ VALUE_LIMIT = 20_000  # characters of the last expression's text
 KILL_GRACE = 5.0
 
 
-class CallFailed(Exception):
+class CallFailed(NotDone):
     """Raised by a host function: the snippet receives it as a catchable `ToolError`."""
 
 
@@ -126,7 +128,7 @@ async def check() -> str | None:
     return None if outcome.value == "2" else outcome.error or f"unexpected {outcome.value!r}"
 
 
-class _Stop(Exception):
+class _Stop(NotDone):
     """Ends a run from the host side (budget spent, caller gone): the snippet cannot catch it."""
 
     def __init__(self, message: str, line: int | None = None) -> None:

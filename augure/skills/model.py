@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import yaml
 
+from augure.common.errors import NotDone
 from augure.scheduler.service import JobError, cron_trigger
 from augure.skills.hub import MAX_ID_LENGTH, valid_id
 
@@ -28,7 +29,7 @@ MAX_DESCRIPTION = 1024  # the Agent Skills format's limit
 State = Literal["draft", "testing", "active", "paused", "broken"]
 
 
-class SkillError(ValueError):
+class SkillError(NotDone):
     """A skill (or an id) that cannot be used as given; the message is fit for the owner."""
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from augure.common.errors import NotDone
 from augure.store.connection import Database
 
 Content = str | list[dict[str, Any]]
@@ -29,7 +30,7 @@ Delivery = tuple[int, str]
 KEEP_TAKEN_SECONDS = 2 * 24 * 3600
 
 
-class AlreadyAnswered(RuntimeError):
+class AlreadyAnswered(NotDone):
     """A batch named a waiting message that another turn has already taken: answering it
     again would answer it twice, so the turn is not begun."""
 

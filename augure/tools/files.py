@@ -24,6 +24,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from augure.common.errors import NotDone
 from augure.sandbox import workspace_name
 from augure.tools.base import Artifact, RunContext, ToolResult, tool
 from augure.tools.office_text import FORMATS as OFFICE_FORMATS
@@ -57,7 +58,7 @@ NOT_REGULAR = {
 }
 
 
-class FilesError(Exception):
+class FilesError(NotDone):
     """A refusal the model can act on; the message is the whole explanation."""
 
 

@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 
 from augure.approval import canonical
 from augure.approval.rules import literal
+from augure.common.errors import NotDone
 from augure.config.guests import PRESETS
 from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
@@ -76,7 +77,7 @@ class HttpSettings(BaseModel):
     presets: dict[str, Preset] = {}
 
 
-class RequestError(Exception):
+class RequestError(NotDone):
     """A request that cannot be made; the message is fit for the model."""
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 
+from augure.common.errors import NotDone
 from augure.tools.pdf_text import Budget, PdfRefused, PdfUnreadable, text_in_child
 from augure.tools.readable import PROGRAM, TITLED
 
 MEMORY = 512 * 1024 * 1024  # bytes of address space: a 10 MB page parses in well under that
 
 
-class PageUnread(Exception):
+class PageUnread(NotDone):
     """The readable text was not made; the message says why (the budget it went over)."""
 
 

@@ -23,17 +23,19 @@ import sys
 from dataclasses import dataclass
 from typing import IO
 
+from augure.common.errors import NotDone
+
 # The child's exit status when pypdf ran out of the address space it was given.
 OUT_OF_MEMORY = 3
 # json.dumps escapes each character to at most 12 bytes (an astral one as a surrogate pair).
 BYTES_PER_CHAR = 12
 
 
-class PdfRefused(Exception):
+class PdfRefused(NotDone):
     """The parse went over a budget and was stopped; the message names the budget."""
 
 
-class PdfUnreadable(Exception):
+class PdfUnreadable(NotDone):
     """pypdf could not read the file (damaged, encrypted, or pypdf missing)."""
 
 

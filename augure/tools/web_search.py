@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from augure.common.errors import NotDone
 from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
@@ -33,7 +34,7 @@ class SearchSettings(BaseModel):
     timeout_seconds: float = Field(default=20.0, gt=0, le=120)
 
 
-class SearchError(Exception):
+class SearchError(NotDone):
     """A search that failed; the message is fit for the model."""
 
 

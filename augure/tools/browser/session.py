@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
+from augure.common.errors import NotDone
 from augure.config.tools import settings_for
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 from augure.tools.netguard import BlockedURL, check_url
@@ -78,7 +79,7 @@ class Session:
     last_used: float
 
 
-class BrowserError(Exception):
+class BrowserError(NotDone):
     """A failure the model can act on; the message is the whole explanation."""
 
 
