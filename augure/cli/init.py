@@ -177,7 +177,7 @@ async def _llm_probe(answers: Answers, named: Named) -> probes.Probe:
     )
 
 
-Check = Callable[[str], Awaitable[str | None]]
+Checker = Callable[[str], Awaitable[str | None]]
 
 
 class Terminal:
@@ -193,7 +193,7 @@ class Terminal:
         await self._llm(answers)
 
     async def answer(
-        self, question: str, given: str, check: Check, *, default: str = "", secret: bool = False
+        self, question: str, given: str, check: Checker, *, default: str = "", secret: bool = False
     ) -> str:
         if given and (problem := await check(given)) is not None:
             self.say(problem)

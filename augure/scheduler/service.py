@@ -23,10 +23,11 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from augure.common.clock import Clock
 from augure.common.ports import Notifier
 from augure.scheduler.jobs import (
     JOB_COLUMNS,
@@ -54,7 +55,6 @@ POLL_SECONDS = 1.0  # how soon changes made by the CLI are noticed
 REDELIVER_SECONDS = 60.0  # an undelivered reply is offered again this often
 PAUSED_KEY = "scheduler.paused"
 
-Clock = Callable[[], datetime]
 
 FAILED_RUN = (
     "The job could not finish: something went wrong on my side while it ran. The details "

@@ -67,7 +67,7 @@ class SkillMeta:
 
 
 @dataclass(frozen=True)
-class Prepared:
+class VettedSkill:
     """A hub skill fetched, hash-checked, parsed and scanned: what the owner approves."""
 
     meta: SkillMeta

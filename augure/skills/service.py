@@ -28,9 +28,9 @@ from augure.skills.model import (
     FILES,
     SKILL_MD,
     Catalog,
-    Prepared,
     SkillError,
     SkillMeta,
+    VettedSkill,
     bump,
     check_id,
     parse_skill_md,
@@ -80,7 +80,7 @@ class SkillService:
         self._coding = generate.coding_llm(config, llm.gate)
         # Shown in an approval, installed after the press: by bundle digest, so two pending
         # requests (or a hub that changed in between) never hand one the other's files.
-        self._prepared: OrderedDict[str, Prepared] = OrderedDict()
+        self._prepared: OrderedDict[str, VettedSkill] = OrderedDict()
         self._watcher: asyncio.Task[None] | None = None
 
     @property
@@ -111,9 +111,9 @@ class SkillService:
         tools = [self.registry.get(n) for n in sorted(self.known_tools())]
         return [stubs.stub(t, brief=True) for t in tools if t is not None]
 
-    def _limits(self) -> runtime.Limits:
+    def _limits(self) -> runtime.RunLimits:
         code_mode = self.config.code_mode
-        return runtime.Limits(code_mode.timeout_seconds, code_mode.max_tool_calls)
+        return runtime.RunLimits(code_mode.timeout_seconds, code_mode.max_tool_calls)
 
     # -- first run, catalog ------------------------------------------------------------
 
@@ -357,7 +357,7 @@ class SkillService:
 
     # -- the hub -----------------------------------------------------------------------
 
-    async def prepare(self, skill_id: str) -> Prepared | str:
+    async def prepare(self, skill_id: str) -> VettedSkill | str:
         """Fetch, hash-check, parse and scan a hub skill. A string is why it is refused."""
         try:
             check_id(skill_id)
@@ -391,7 +391,7 @@ class SkillService:
         result = scan.scan(files, meta.tools, self.known_tools())
         if not result.ok:
             return f"refused {skill_id}: the static scan failed: {result.verdict()}"
-        prepared = Prepared(meta, files, result.verdict())
+        prepared = VettedSkill(meta, files, result.verdict())
         self._prepared[prepared.digest] = prepared
         self._prepared.move_to_end(prepared.digest)
         while len(self._prepared) > PREPARED_KEPT:
@@ -402,7 +402,7 @@ class SkillService:
         """Install exactly what the owner approved (`approved`, the summary they were shown),
         or, with approval off, what the hub serves now."""
         if approved is None:
-            prepared: Prepared | str = await self.prepare(skill_id)
+            prepared: VettedSkill | str = await self.prepare(skill_id)
         else:
             found = self._prepared.pop(str(approved.get("bundle_sha256")), None)
             if found is None or found.meta.name != skill_id:

@@ -3,6 +3,6 @@
 settings), `proxy` is the guard every request of the page passes through."""
 
 from augure.tools.browser.session import BrowserSettings
-from augure.tools.browser.tool import Call, act, browser, probe, shutdown
+from augure.tools.browser.tool import BrowserStep, act, browser, probe, shutdown
 
-__all__ = ["BrowserSettings", "Call", "act", "browser", "probe", "shutdown"]
+__all__ = ["BrowserSettings", "BrowserStep", "act", "browser", "probe", "shutdown"]
