@@ -21,7 +21,6 @@ from augure.agent.tally import Tally
 from augure.agent.turn import (
     NOTHING_CARRIED,
     Carried,
-    Content,
     Later,
     Reply,
     Turn,
@@ -30,6 +29,7 @@ from augure.agent.turn import (
     Wipe,
 )
 from augure.common.caller import Caller, Grants
+from augure.common.content import Content
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
 from augure.llm.client import LLMResponse

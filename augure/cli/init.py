@@ -216,7 +216,7 @@ async def _settle_calendar(answers: Answers, checks: bool, ask: Prompter | None)
         raise UsageError(f"calendar: {str(exc).splitlines()[0]}") from None
 
 
-Check = Callable[[str], Awaitable[str | None]]
+Checker = Callable[[str], Awaitable[str | None]]
 
 
 class Terminal:
@@ -232,7 +232,7 @@ class Terminal:
         await self._llm(answers)
 
     async def answer(
-        self, question: str, given: str, check: Check, *, default: str = "", secret: bool = False
+        self, question: str, given: str, check: Checker, *, default: str = "", secret: bool = False
     ) -> str:
         if given and (problem := await check(given)) is not None:
             self.say(problem)

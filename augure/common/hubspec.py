@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from augure.common.errors import UsageError
+
 GITHUB_PREFIX = "github:"
 MANIFEST_SCHEMES = ("http://", "https://", "file://")
 OWNER = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")  # GitHub's login rule
@@ -21,7 +23,7 @@ REF = re.compile(r"^[A-Za-z0-9._-][A-Za-z0-9._/-]{0,199}$")
 FORM = "github:OWNER/REPO[/PATH][@REF]"
 
 
-class HubSpecError(ValueError):
+class HubSpecError(UsageError, ValueError):  # ValueError: raised in a config validator
     """A hub entry that names nothing usable; the message is one line, fit for the owner."""
 
 

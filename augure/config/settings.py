@@ -18,6 +18,7 @@ from dotenv import dotenv_values
 from pydantic import Field, PrivateAttr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from augure.common.errors import UsageError
 from augure.common.folders import workspace_name
 from augure.config import tools as tool_settings
 from augure.config.agent import AgentConfig, MemoryConfig
@@ -41,7 +42,7 @@ from augure.config.tools import ToolsConfig
 from augure.config.voice import VoiceConfig
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """A configuration problem, already phrased as the one line the user sees."""
 
 
@@ -258,13 +259,13 @@ def source_of(config: Config, section: str, key: str) -> str:
     return f"not set: set {hint}[{section}] {key} in {file}"
 
 
-class _UnknownToolSection(Exception):
+class _UnknownToolSection(ConfigError):
     def __init__(self, loc: tuple[str, ...], kind: str) -> None:
         self.loc = loc
         self.kind = kind
 
 
-class _InvalidToolSection(Exception):
+class _InvalidToolSection(ConfigError):
     def __init__(self, name: str, error: ValidationError) -> None:
         self.name = name
         self.error = error

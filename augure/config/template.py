@@ -322,14 +322,14 @@ def render(answers: dict[str, Any] | None = None, env_file: str = "$AUGURE_HOME/
     return "\n".join(out).rstrip() + "\n"
 
 
-Field = tuple[str, str, FieldInfo]  # name, dotted key, field
+PlainKey = tuple[str, str, FieldInfo]  # name, dotted key, field
 Table = tuple[type[BaseModel], str]  # model, dotted path (`KEY.NAME` for a table of tables)
 
 
-def split(model: type[BaseModel], path: str) -> tuple[list[Field], list[Table]]:
+def split(model: type[BaseModel], path: str) -> tuple[list[PlainKey], list[Table]]:
     """A table's plain keys, and its sub-tables (a free-form table of tables, such as
     `[tools.http.presets.NAME]`, as an example table `KEY.NAME`)."""
-    plain: list[Field] = []
+    plain: list[PlainKey] = []
     tables: list[Table] = []
     for name, field in model.model_fields.items():
         key = f"{path}.{name}"

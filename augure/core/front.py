@@ -15,9 +15,10 @@ from zoneinfo import ZoneInfo
 
 from augure import __version__
 from augure.agent.personas import Personas
-from augure.agent.turn import Content, Later, Reply, TurnStream
+from augure.agent.turn import Later, Reply, TurnStream
 from augure.approval.gate import ApprovalGate
 from augure.background import TaskManager
+from augure.common.content import Content
 from augure.common.logins import LoginTokens
 from augure.common.ports import Decision, Verdict
 from augure.config.settings import Config

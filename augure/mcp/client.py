@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from augure.common.errors import Unavailable
 from augure.config.mcp import McpServerSettings, McpSettings, expand
 from augure.host.home import PRIVATE_FOLDER
 from augure.host.logs import FORMAT, LogRedactor, private_rotating_handler
@@ -47,7 +48,7 @@ PING_SECONDS = 10.0
 Listener = Callable[["McpServer", "list[ListedTool]"], None]
 
 
-class ServerDown(Exception):
+class ServerDown(Unavailable):
     """The server cannot take calls now; the message says why and that it is retried."""
 
 

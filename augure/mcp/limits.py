@@ -8,6 +8,8 @@ import json
 import logging
 from typing import TYPE_CHECKING
 
+from augure.common.errors import NotDone
+
 if TYPE_CHECKING:
     from mcp_types import Tool as ListedTool
 
@@ -28,7 +30,7 @@ PAGE_LIMIT = 100
 OVER_LIMIT = "byte limit"
 
 
-class OversizedAnswer(Exception):
+class OversizedAnswer(NotDone):
     """The server's answer was over `MESSAGE_LIMIT` and was dropped while it arrived."""
 
 

@@ -13,10 +13,11 @@ import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from augure.common.clock import Clock
 from augure.scheduler.jobs import (
     JOB_COLUMNS,
     JOB_ID,
@@ -32,8 +33,6 @@ from augure.scheduler.jobs import (
 from augure.store.state import Store
 
 PAUSED_KEY = "scheduler.paused"
-
-Clock = Callable[[], datetime]
 
 
 class JobBook:

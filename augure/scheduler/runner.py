@@ -22,8 +22,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from augure.common.clock import Clock
 from augure.common.ports import Notifier
-from augure.scheduler.book import Clock, JobBook
+from augure.scheduler.book import JobBook
 from augure.scheduler.jobs import (
     JOB_COLUMNS,
     Job,

@@ -30,7 +30,7 @@ BLOB_MODES = {"100644", "100755"}  # a symlink (120000) or submodule (160000) is
 
 
 @dataclass(frozen=True)
-class Entry:
+class TreeEntry:
     path: str  # in the repository
     sha: str  # the git blob id
     size: int
@@ -43,9 +43,9 @@ class Snapshot:
 
     commit: str
     folders: dict[str, str]
-    entries: list[Entry]
+    entries: list[TreeEntry]
 
-    def skill_entries(self, skill_id: str) -> dict[str, Entry]:
+    def skill_entries(self, skill_id: str) -> dict[str, TreeEntry]:
         """The skill's files, by path inside its folder."""
         folder = self.folders[skill_id]
         prefix = f"{folder}/" if folder else ""
@@ -91,7 +91,7 @@ def _blocking(
         if tree.raw_data.get("truncated"):
             raise HubError(f"hub {hub.name}: the repository's tree is too large to list")
         entries = [
-            Entry(item.path, item.sha, item.size or 0, item.mode)
+            TreeEntry(item.path, item.sha, item.size or 0, item.mode)
             for item in tree.tree
             if item.type == "blob" or item.mode in ("120000", "160000")
         ]
@@ -111,7 +111,7 @@ def _blocking(
         gh.close()
 
 
-def _folders(hub: GitHubHub, entries: list[Entry]) -> dict[str, str]:
+def _folders(hub: GitHubHub, entries: list[TreeEntry]) -> dict[str, str]:
     """Every folder under the hub's PATH whose SKILL.md makes it a skill, by its name."""
     prefix = f"{hub.path}/" if hub.path else ""
     folders: dict[str, str] = {}
@@ -130,7 +130,7 @@ def _folders(hub: GitHubHub, entries: list[Entry]) -> dict[str, str]:
     return {k: v for k, v in folders.items() if k not in twice}
 
 
-def _checked(skill_id: str, entries: dict[str, Entry]) -> dict[str, Entry]:
+def _checked(skill_id: str, entries: dict[str, TreeEntry]) -> dict[str, TreeEntry]:
     if len(entries) > MAX_FILES:
         raise HubError(f"skill {skill_id}: more than {MAX_FILES} files; refused")
     total = 0
@@ -147,7 +147,7 @@ def _checked(skill_id: str, entries: dict[str, Entry]) -> dict[str, Entry]:
     return entries
 
 
-def _blob(content: str | None, entry: Entry, skill_id: str) -> bytes:
+def _blob(content: str | None, entry: TreeEntry, skill_id: str) -> bytes:
     data = base64.b64decode(content or "")
     header = f"blob {len(data)}\0".encode()
     if hashlib.sha1(header + data, usedforsecurity=False).hexdigest() != entry.sha:

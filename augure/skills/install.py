@@ -19,9 +19,9 @@ from augure.skills import github_hub, hub, scan
 from augure.skills.model import (
     FILES,
     SKILL_MD,
-    Prepared,
     SkillError,
     SkillMeta,
+    VettedSkill,
     check_id,
     parse_skill_md,
 )
@@ -54,7 +54,7 @@ class Installer:
     def __init__(self, service: Skills) -> None:
         self.service = service
         self.files = service.files
-        self._prepared: OrderedDict[str, Prepared] = OrderedDict()
+        self._prepared: OrderedDict[str, VettedSkill] = OrderedDict()
 
     def hubs(self) -> list[Hub]:
         """`hub_url` first, then `hubs` in their order (both checked when the config loaded)."""
@@ -84,7 +84,7 @@ class Installer:
             return same
         return hubs
 
-    async def prepare(self, skill_id: str, hub_name: str | None = None) -> Prepared | str:
+    async def prepare(self, skill_id: str, hub_name: str | None = None) -> VettedSkill | str:
         """Fetch, check, parse and scan a hub skill. A string is why it is refused."""
         try:
             check_id(skill_id)
@@ -107,14 +107,14 @@ class Installer:
 
     async def _fetch(
         self, where: Hub, skill_id: str, record: SkillRecord | None
-    ) -> Prepared | str | None:
+    ) -> VettedSkill | str | None:
         if isinstance(where, ManifestHub):
             return await self._from_manifest(where, skill_id, record)
         return await self._from_github(where, skill_id, record)
 
     async def _from_manifest(
         self, where: ManifestHub, skill_id: str, record: SkillRecord | None
-    ) -> Prepared | str | None:
+    ) -> VettedSkill | str | None:
         private = bool(self.service.config.tools.section("http").get("allow_private_networks"))
         manifest = await hub.fetch_manifest(where.url, allow_private=private)
         entry = next((s for s in manifest if s.id == skill_id), None)
@@ -133,7 +133,7 @@ class Installer:
 
     async def _from_github(
         self, where: GitHubHub, skill_id: str, record: SkillRecord | None
-    ) -> Prepared | str | None:
+    ) -> VettedSkill | str | None:
         config = self.service.config
         found = await github_hub.fetch(
             where, skill_id, github_settings(config).base_url, github_token(config)
@@ -156,7 +156,7 @@ class Installer:
         where: Hub,
         revision: str | None,
         record: SkillRecord | None,
-    ) -> Prepared | str:
+    ) -> VettedSkill | str:
         try:
             meta = parse_skill_md(files[SKILL_MD].decode("utf-8"), skill_id)
         except (SkillError, UnicodeDecodeError) as exc:
@@ -167,12 +167,12 @@ class Installer:
         if not result.ok:
             return f"refused {skill_id}: the static scan failed: {result.verdict()}"
         changes = _changes(self._installed(skill_id), files) if record is not None else None
-        return Prepared(meta, files, result.verdict(), where.spec, revision, known, changes)
+        return VettedSkill(meta, files, result.verdict(), where.spec, revision, known, changes)
 
     def _installed(self, skill_id: str) -> dict[str, bytes]:
         return {**self.files.files(skill_id), **self.files.companions(skill_id)}
 
-    def _keep(self, prepared: Prepared) -> Prepared:
+    def _keep(self, prepared: VettedSkill) -> VettedSkill:
         self._prepared[prepared.digest] = prepared
         self._prepared.move_to_end(prepared.digest)
         while len(self._prepared) > PREPARED_KEPT:
@@ -185,7 +185,7 @@ class Installer:
         """Install exactly what the owner approved (`approved`, the summary they were shown),
         or, with approval off, what the hub serves now."""
         if approved is None:
-            prepared: Prepared | str = await self.prepare(skill_id, hub_name)
+            prepared: VettedSkill | str = await self.prepare(skill_id, hub_name)
         else:
             found = self._prepared.pop(str(approved.get("bundle_sha256")), None)
             if found is None or found.meta.name != skill_id:
@@ -197,7 +197,7 @@ class Installer:
             raise SkillError(prepared)
         return await self._put(prepared)
 
-    async def _put(self, prepared: Prepared) -> str:
+    async def _put(self, prepared: VettedSkill) -> str:
         meta, files, service = prepared.meta, prepared.files, self.service
         skill_id = meta.name
         github = prepared.revision is not None

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import yaml
 
+from augure.common.errors import NotDone
 from augure.scheduler.jobs import JobError, cron_trigger
 from augure.skills.hub import MAX_ID_LENGTH, valid_id
 
@@ -33,7 +34,7 @@ MAX_COMPANION_CHARS = 48_000  # of a skill's other files in its turn's prompt
 State = Literal["draft", "testing", "active", "paused", "broken"]
 
 
-class SkillError(ValueError):
+class SkillError(NotDone):
     """A skill (or an id) that cannot be used as given; the message is fit for the owner."""
 
 
@@ -87,7 +88,7 @@ class SkillMeta:
 
 
 @dataclass(frozen=True)
-class Prepared:
+class VettedSkill:
     """A hub skill fetched, hash-checked, parsed and scanned: what the owner approves."""
 
     meta: SkillMeta

@@ -109,9 +109,9 @@ class SkillService:
         tools = [self.registry.get(n) for n in sorted(self.known_tools())]
         return [stubs.stub(t, brief=True) for t in tools if t is not None]
 
-    def _limits(self) -> runtime.Limits:
+    def _limits(self) -> runtime.RunLimits:
         code_mode = self.config.code_mode
-        return runtime.Limits(code_mode.timeout_seconds, code_mode.max_tool_calls)
+        return runtime.RunLimits(code_mode.timeout_seconds, code_mode.max_tool_calls)
 
     # -- first run, catalog ------------------------------------------------------------
 

@@ -4,11 +4,12 @@ schema the model is sent; what a validation error says; and every text among the
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, create_model
 
 
 class _Params(BaseModel):
@@ -91,3 +92,14 @@ def strings_in(arguments: BaseModel) -> list[str]:
 
     walk(arguments.model_dump())
     return found
+
+
+def one_line(value: str | None) -> str | None:
+    """A text argument that becomes a header or a field of a stored record: a line break or
+    NUL in it could start another (header injection), so it is refused."""
+    if value is not None and re.search(r"[\r\n\x00]", value):
+        raise ValueError("must be one line: CR, LF and NUL are refused (header injection)")
+    return value
+
+
+OneLine = Annotated[str | None, AfterValidator(one_line)]

@@ -148,7 +148,7 @@ async def test_a_snippet_without_the_code_extra_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "pydantic_monty", None)
-    outcome = await runtime.run("1 + 1", {}, runtime.Limits(timeout_seconds=5, max_calls=1))
+    outcome = await runtime.run("1 + 1", {}, runtime.RunLimits(timeout_seconds=5, max_calls=1))
     assert outcome.error == "code mode needs pydantic-monty: run pip install 'augure[code]'"
 
 

@@ -13,7 +13,7 @@ from augure.common.hubspec import GitHubHub, HubSpecError, ManifestHub, parse_hu
 from augure.config.settings import ConfigError, load_config
 from augure.core.app import Core
 from augure.skills.install import Current
-from augure.skills.model import Prepared, companions_text
+from augure.skills.model import VettedSkill, companions_text
 from tests.cores import Cores
 from tests.fakes.github import FakeGitHub
 from tests.fakes.skills_repo import (
@@ -56,9 +56,9 @@ async def make_core(
     await opened.close()
 
 
-async def prepared(core: Core, skill_id: str, hub: str | None = None) -> Prepared:
+async def prepared(core: Core, skill_id: str, hub: str | None = None) -> VettedSkill:
     found = await core.skills.hubs.prepare(skill_id, hub)
-    assert isinstance(found, Prepared), found
+    assert isinstance(found, VettedSkill), found
     return found
 
 
@@ -206,7 +206,7 @@ async def test_an_unknown_ref_is_one_line(make_core: MakeCore) -> None:
 
 async def test_hub_chosen_by_name(make_core: MakeCore) -> None:
     core = await make_core()
-    assert isinstance(await core.skills.hubs.prepare("brand-voice", f"{REPO}/skills"), Prepared)
+    assert isinstance(await core.skills.hubs.prepare("brand-voice", f"{REPO}/skills"), VettedSkill)
     refused = await core.skills.hubs.prepare("brand-voice", "someone/else")
     assert refused == f"no hub named 'someone/else'; the hubs are: {REPO}/skills"
 

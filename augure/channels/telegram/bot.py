@@ -34,7 +34,7 @@ from augure.channels.telegram.commands import (
     status_report,
 )
 from augure.channels.telegram.dashboard import dashboard_reply
-from augure.channels.telegram.fold import Content, Folder
+from augure.channels.telegram.fold import Folder
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
     addressed,
@@ -55,6 +55,7 @@ from augure.channels.telegram.tasks import PREFIX as TASK
 from augure.channels.telegram.tasks import on_cancel_button, tasks_command
 from augure.channels.telegram.usage import usage_report
 from augure.channels.telegram.voice import reply_by_voice
+from augure.common.content import Content
 from augure.common.errors import UsageError
 from augure.config.settings import Config
 from augure.core.front import Front, StateError, StoreBusy

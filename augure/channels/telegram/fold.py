@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from augure.common.content import Content
 from augure.core.front import Front
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,6 @@ ALBUM_SECONDS = 0.5
 # A chat that keeps typing is still answered: the window never holds a batch longer.
 LONGEST_WAIT_SECONDS = 10.0
 
-Content = str | list[dict[str, Any]]
 # The chat, the batch's messages in order, whether one of them was a voice note (a voice
 # note may be answered by voice: docs/voice.md), and their ids in the inbox.
 Answer = Callable[[int, list[Content], bool, list[int]], Awaitable[None]]

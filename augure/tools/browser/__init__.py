@@ -3,8 +3,8 @@
 pages (and the `[tools.browser]` settings), `proxy` is the guard every request of the page
 passes through."""
 
-from augure.tools.browser.actions import Call, act
+from augure.tools.browser.actions import BrowserStep, act
 from augure.tools.browser.session import BrowserSettings
 from augure.tools.browser.tool import browser, probe, shutdown
 
-__all__ = ["BrowserSettings", "Call", "act", "browser", "probe", "shutdown"]
+__all__ = ["BrowserSettings", "BrowserStep", "act", "browser", "probe", "shutdown"]

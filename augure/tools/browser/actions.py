@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
 from augure.tools.browser.proxy import BLOCKED_HEADER
-from augure.tools.browser.session import BrowserError, BrowserPool, Session
+from augure.tools.browser.session import BrowserError, BrowserPool, BrowserSession
 from augure.tools.http import HttpSettings
 from augure.tools.page_text import PageUnread, page_text
 from augure.tools.readable import UNTITLED
@@ -49,7 +49,7 @@ REF = re.compile(r"^[a-z0-9]{1,16}$")
 
 
 @dataclass(frozen=True)
-class Call:
+class BrowserStep:
     action: str
     session: str
     url: str | None = None
@@ -61,7 +61,7 @@ class Call:
     page_bytes: int = HttpSettings().max_response_bytes
 
 
-async def act(pool: BrowserPool, call: Call) -> ToolResult:
+async def act(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     """Run one action; every failure comes back as an error result."""
     try:
         return await ACTIONS[call.action](pool, call)
@@ -73,15 +73,15 @@ async def act(pool: BrowserPool, call: Call) -> ToolResult:
         return ToolResult.error(f"{call.action} failed: {first_line(exc)}")
 
 
-async def _open(pool: BrowserPool, call: Call) -> ToolResult:
+async def _open(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     return await _go(pool, call, create=True)
 
 
-async def _navigate(pool: BrowserPool, call: Call) -> ToolResult:
+async def _navigate(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     return await _go(pool, call, create=False)
 
 
-async def _go(pool: BrowserPool, call: Call, *, create: bool) -> ToolResult:
+async def _go(pool: BrowserPool, call: BrowserStep, *, create: bool) -> ToolResult:
     if not call.url:
         raise BrowserError(f"{call.action} needs a url")
     await pool.guard(call.url)
@@ -104,12 +104,12 @@ async def _go(pool: BrowserPool, call: Call, *, create: bool) -> ToolResult:
     return ToolResult.ok(f"{head}{_refusal_note(pool, mark)}\n\n{await _snapshot(found.page)}")
 
 
-async def _snapshot_action(pool: BrowserPool, call: Call) -> ToolResult:
+async def _snapshot_action(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     found = await pool.session(call.session, create=False)
     return ToolResult.ok(await _snapshot(found.page))
 
 
-async def _click(pool: BrowserPool, call: Call) -> ToolResult:
+async def _click(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     found = await pool.session(call.session, create=False)
     element, what = await _element(found.page, call)
     mark = pool.refusals()
@@ -128,7 +128,7 @@ async def _click(pool: BrowserPool, call: Call) -> ToolResult:
     return ToolResult.ok(f"Clicked {what}. {await _where(found, pool, mark)}")
 
 
-async def _type(pool: BrowserPool, call: Call) -> ToolResult:
+async def _type(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     if call.text is None:
         raise BrowserError("type needs text")
     found = await pool.session(call.session, create=False)
@@ -137,7 +137,7 @@ async def _type(pool: BrowserPool, call: Call) -> ToolResult:
     return ToolResult.ok(f"Typed {len(call.text)} characters into {what}.")
 
 
-async def _press(pool: BrowserPool, call: Call) -> ToolResult:
+async def _press(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     if not call.key:
         raise BrowserError("press needs a key, e.g. Enter")
     found = await pool.session(call.session, create=False)
@@ -152,7 +152,7 @@ async def _press(pool: BrowserPool, call: Call) -> ToolResult:
     return ToolResult.ok(f"{done} {await _where(found, pool, mark)}")
 
 
-async def _extract(pool: BrowserPool, call: Call) -> ToolResult:
+async def _extract(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     found = await pool.session(call.session, create=False)
     if call.ref or call.selector:
         element, _ = await _element(found.page, call)
@@ -180,7 +180,7 @@ async def _extract(pool: BrowserPool, call: Call) -> ToolResult:
     return ToolResult.ok(f"Page: {title}\nURL: {found.page.url}\n\n{text}")
 
 
-async def _screenshot(pool: BrowserPool, call: Call) -> ToolResult:
+async def _screenshot(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     found = await pool.session(call.session, create=False)
     if call.ref or call.selector:
         element, what = await _element(found.page, call)
@@ -194,13 +194,13 @@ async def _screenshot(pool: BrowserPool, call: Call) -> ToolResult:
     )
 
 
-async def _close(pool: BrowserPool, call: Call) -> ToolResult:
+async def _close(pool: BrowserPool, call: BrowserStep) -> ToolResult:
     if await pool.close_session(call.session):
         return ToolResult.ok(f"Closed browser session {call.session!r}.")
     raise BrowserError(f"no open browser session {call.session!r}")
 
 
-ACTIONS: dict[str, Callable[[BrowserPool, Call], Awaitable[ToolResult]]] = {
+ACTIONS: dict[str, Callable[[BrowserPool, BrowserStep], Awaitable[ToolResult]]] = {
     "open": _open,
     "navigate": _navigate,
     "snapshot": _snapshot_action,
@@ -213,7 +213,7 @@ ACTIONS: dict[str, Callable[[BrowserPool, Call], Awaitable[ToolResult]]] = {
 }
 
 
-async def _element(page: Page, call: Call) -> tuple[Locator, str]:
+async def _element(page: Page, call: BrowserStep) -> tuple[Locator, str]:
     if call.ref:
         ref = call.ref.strip().removeprefix("ref=")
         if not REF.match(ref):
@@ -266,7 +266,7 @@ def _absolute_links(tree: str, base: str) -> str:
     return _LINK.sub(resolved, tree)
 
 
-async def _where(found: Session, pool: BrowserPool, mark: int) -> str:
+async def _where(found: BrowserSession, pool: BrowserPool, mark: int) -> str:
     # A click or Enter may start a navigation; wait for it so the next snapshot is fresh.
     with contextlib.suppress(playwright_timeout()):
         await found.page.wait_for_load_state("domcontentloaded", timeout=5_000)

@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError
 from augure.approval import canonical
 from augure.config.settings import Config
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
-from augure.tools.browser.actions import Call, act, first_line, playwright_error
+from augure.tools.browser.actions import BrowserStep, act, first_line, playwright_error
 from augure.tools.browser.session import (
     FLAGS,
     BrowserError,
@@ -190,7 +190,7 @@ async def browser(
         return ToolResult.error(str(exc))
     except ValidationError as exc:
         return ToolResult.error(f"fix [tools.browser]: {describe(exc)}")
-    call = Call(action, session, url, ref, selector, text, key, page_bytes(ctx.config))
+    call = BrowserStep(action, session, url, ref, selector, text, key, page_bytes(ctx.config))
     return await act(pool, call)
 
 

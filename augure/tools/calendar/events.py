@@ -14,6 +14,8 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from augure.common.errors import NotDone
+
 DESCRIPTION_SHOWN = 300  # characters of a description on an event's line
 # An ISO date-time may name its zone the way RFC 9557 does: 2026-03-27T10:00[America/New_York].
 ZONED = re.compile(r"^(?P<when>[^\[\]]+)\[(?P<zone>[A-Za-z0-9_+/-]+)\]$")
@@ -21,7 +23,7 @@ ZONED = re.compile(r"^(?P<when>[^\[\]]+)\[(?P<zone>[A-Za-z0-9_+/-]+)\]$")
 ADDRESS_CHARACTERS = re.compile(r"[^\w@.+-]")
 
 
-class EventError(ValueError):
+class EventError(NotDone, ValueError):  # ValueError: raised in pydantic validators
     """An argument or an event that cannot be used; the message says which and why."""
 
 

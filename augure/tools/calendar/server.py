@@ -2,7 +2,7 @@
 
 caldav blocks, so every function here runs in a worker thread (`tool.py` awaits it with
 `asyncio.to_thread` and a timeout) on a connection of its own. Whatever goes wrong becomes one
-`Unreachable` line naming the server and what to check: no traceback, no password.
+`CalendarUnreachable` line naming the server and what to check: no traceback, no password.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from augure.common.errors import NotDone, Unavailable
+
 if TYPE_CHECKING:
     from augure.tools.calendar.settings import CalendarSettings
 
@@ -20,11 +22,11 @@ NETWORK_TIMEOUT = 20  # seconds per HTTP request; the tool's own timeout bounds 
 T = TypeVar("T")
 
 
-class Unreachable(Exception):
+class CalendarUnreachable(Unavailable):
     """The server is down, refuses the login or answers with an error: one line for the owner."""
 
 
-class NotFound(Exception):
+class EventNotFound(NotDone):
     """No such calendar or event; the message says what there is."""
 
 
@@ -45,7 +47,8 @@ def shown_url(url: str) -> str:
 
 
 def session(settings: CalendarSettings, work: Callable[[Any], T]) -> T:
-    """Run `work(principal)` on a new connection; every failure as one `Unreachable` line."""
+    """Run `work(principal)` on a new connection; every failure as one `CalendarUnreachable`
+    line."""
     import caldav
     import requests
     from caldav.lib import error
@@ -61,28 +64,28 @@ def session(settings: CalendarSettings, work: Callable[[Any], T]) -> T:
         ) as client:
             principal: Any = client.principal()  # type: ignore[no-untyped-call]
             return work(principal)
-    except (NotFound, Unreachable):
+    except (EventNotFound, CalendarUnreachable):
         raise
     except error.AuthorizationError:
-        raise Unreachable(
+        raise CalendarUnreachable(
             f"the CalDAV server at {where} refused the login of {settings.username!r}: "
             "check [tools.calendar] username and password"
         ) from None
     except requests.Timeout:
-        raise Unreachable(
+        raise CalendarUnreachable(
             f"the CalDAV server at {where} did not answer within {NETWORK_TIMEOUT} s"
         ) from None
     except requests.ConnectionError:
-        raise Unreachable(
+        raise CalendarUnreachable(
             f"cannot reach the CalDAV server at {where}: check [tools.calendar] url"
         ) from None
     except (error.DAVError, requests.RequestException) as exc:
         reason = getattr(exc, "reason", None) or type(exc).__name__
-        raise Unreachable(
+        raise CalendarUnreachable(
             f"the CalDAV server at {where} answered with an error ({reason})"
         ) from None
     except Exception as exc:  # the library's own failure: its name, never its arguments
-        raise Unreachable(
+        raise CalendarUnreachable(
             f"talking to the CalDAV server at {where} failed ({type(exc).__name__})"
         ) from None
 
@@ -100,14 +103,14 @@ def chosen(principal: Any, wanted: str | None) -> Any:
     """The calendar named `wanted`, or the first one."""
     calendars = principal.calendars()
     if not calendars:
-        raise NotFound("the account has no calendar yet: make one in the server's web page")
+        raise EventNotFound("the account has no calendar yet: make one in the server's web page")
     if wanted is None:
         return calendars[0]
     for found in calendars:
         if name_of(found) == wanted:
             return found
     known = ", ".join(name_of(found) for found in calendars)
-    raise NotFound(f"no calendar named {wanted!r}; the calendars are: {known}")
+    raise EventNotFound(f"no calendar named {wanted!r}; the calendars are: {known}")
 
 
 def between(
@@ -127,7 +130,7 @@ def by_uid(principal: Any, wanted: str | None, uid: str) -> tuple[Stored, Any]:
     try:
         item = found.event_by_uid(uid)
     except error.NotFoundError:
-        raise NotFound(f"no event with id {uid!r} in {name_of(found)}") from None
+        raise EventNotFound(f"no event with id {uid!r} in {name_of(found)}") from None
     return Stored(name_of(found), str(item.data)), item
 
 

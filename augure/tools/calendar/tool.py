@@ -18,10 +18,11 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, Field
 
 from augure.config.settings import Config
+from augure.tools.arguments import OneLine
 from augure.tools.base import Egress, RunContext, ToolResult, tool
 from augure.tools.calendar import events, server
 from augure.tools.calendar.events import Event, EventError
-from augure.tools.calendar.server import NotFound, Unreachable
+from augure.tools.calendar.server import CalendarUnreachable, EventNotFound
 from augure.tools.calendar.settings import (
     NAME,
     CalendarSettings,
@@ -37,7 +38,7 @@ SHOWN_MAX = 100
 # timeout, so a stalled server gets this tool's own line.
 CALL_SECONDS = 3 * server.NETWORK_TIMEOUT
 WRITES = frozenset({"create", "update", "delete"})
-Action = Literal["list", "search", "create", "update", "delete", "calendars"]
+CalendarAction = Literal["list", "search", "create", "update", "delete", "calendars"]
 T = TypeVar("T")
 
 
@@ -48,17 +49,8 @@ def _owners(settings: CalendarSettings, config: Config) -> frozenset[str]:
     return frozenset(str(a).strip().lower() for a in found if a and "@" in str(a))
 
 
-def _one_line(value: str | None) -> str | None:
-    if value is not None and ("\n" in value or "\r" in value):
-        raise ValueError("must be one line")
-    return value
-
-
 def _rule(value: str | None) -> str | None:
     return events.rule_checked(value)
-
-
-OneLine = Annotated[str | None, AfterValidator(_one_line)]
 
 
 def _classify(arguments: Any, config: Config) -> Egress:
@@ -164,7 +156,9 @@ async def _off_loop(work: Callable[[], T]) -> T:
     try:
         return await asyncio.wait_for(asyncio.to_thread(work), CALL_SECONDS)
     except TimeoutError:
-        raise Unreachable(f"the CalDAV server did not finish within {CALL_SECONDS} s") from None
+        raise CalendarUnreachable(
+            f"the CalDAV server did not finish within {CALL_SECONDS} s"
+        ) from None
 
 
 async def _preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
@@ -180,7 +174,7 @@ async def _preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
                 settings, lambda p: _plan(p, asked, settings.default_calendar)[0]
             )
         )
-    except (Unreachable, NotFound, EventError) as exc:
+    except (CalendarUnreachable, EventNotFound, EventError) as exc:
         return str(exc)
     return _shown(plan, zone)
 
@@ -202,7 +196,7 @@ async def _preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
 )
 async def calendar_tool(
     ctx: RunContext,
-    action: Annotated[Action, Field(description="what to do")],
+    action: Annotated[CalendarAction, Field(description="what to do")],
     calendar: Annotated[OneLine, Field(description="calendar name; default the usual one")] = None,
     start: Annotated[
         OneLine, Field(description="ISO date or date-time; no offset = the owner's zone")
@@ -249,7 +243,7 @@ async def calendar_tool(
             )
             return ToolResult.ok(done)
         return await _read(ctx, settings, action, zone, query, calendar, start, end)
-    except (Unreachable, NotFound, EventError) as exc:
+    except (CalendarUnreachable, EventNotFound, EventError) as exc:
         return ToolResult.error(str(exc))
 
 
@@ -326,10 +320,10 @@ def _listing(
 
 
 async def probe(settings: CalendarSettings | str) -> str:
-    """For `augure doctor` and `augure init`: the server's calendars, or `Unreachable` with
+    """For `augure doctor` and `augure init`: the server's calendars, or `CalendarUnreachable` with
     the line saying why they cannot be read."""
     if isinstance(settings, str):
-        raise Unreachable(settings)
+        raise CalendarUnreachable(settings)
     found = await _off_loop(lambda: server.session(settings, server.names))
     where = server.shown_url(settings.url or "")
     return f"{where}: {len(found)} calendar(s): {', '.join(found) or 'none'}"

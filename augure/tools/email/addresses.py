@@ -11,14 +11,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from augure.tools.arguments import one_line
+
 ADDRESS = re.compile(r"[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+")
 QUOTE_AWARE_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
-
-
-def one_line(value: str | None) -> str | None:
-    if value is not None and re.search(r"[\r\n\x00]", value):
-        raise ValueError("must be one line: CR, LF and NUL are refused (header injection)")
-    return value
 
 
 def is_address(address: str) -> bool:
@@ -56,7 +52,6 @@ def iso_date(value: str | None) -> str | None:
     return value
 
 
-OneLine = Annotated[str | None, AfterValidator(one_line)]
 Addresses = Annotated[
     str | list[str] | None,
     AfterValidator(_addresses),

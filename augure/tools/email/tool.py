@@ -10,8 +10,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from augure.config.settings import Config
+from augure.tools.arguments import OneLine
 from augure.tools.base import Egress, RunContext, ToolResult, tool
-from augure.tools.email.addresses import Addresses, OneLine, iso_date, recipients
+from augure.tools.email.addresses import Addresses, iso_date, recipients
 from augure.tools.email.imap import NETWORK_TIMEOUT, list_messages, read_message, shown_message
 from augure.tools.email.settings import email_settings, settings_problem
 from augure.tools.email.smtp import compose, send_mail

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from augure.common.errors import NotDone
 from augure.config.tools import settings_for
 from augure.tools.arguments import describe
 
@@ -40,7 +41,7 @@ class HttpSettings(BaseModel):
     presets: dict[str, Preset] = {}
 
 
-class RequestError(Exception):
+class RequestError(NotDone):
     """A request that cannot be made; the message is fit for the model."""
 
 
