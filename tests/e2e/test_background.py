@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from augure.channels.telegram.tasks import NOT_OWNER
+from augure.channels.telegram.commands.tasks import NOT_OWNER
 from augure.store.tasks import TaskRow
 from augure.tools.base import RunContext, Tool
 from augure.tools.base import tool as tool_of
