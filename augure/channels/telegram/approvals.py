@@ -26,7 +26,7 @@ INLINE_ARGUMENTS_LIMIT = 2500
 class TelegramApprover:
     """The gate's Approver for Telegram: one message per request, buttons removed after.
 
-    A press arrives as an update and is decided by the commands' `decided`, not here: its
+    A press arrives as an update and is decided by the commands' `on_decision`, not here: its
     callback data is `ap:<request id>:<letter>`, the letters of `CHOICES` there."""
 
     def __init__(self, config: Config, delivery: Delivery) -> None:

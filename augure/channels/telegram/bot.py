@@ -20,13 +20,13 @@ from telegram.ext import (
     filters,
 )
 
+from augure.channels.telegram.allowed import AllowedUsers
 from augure.channels.telegram.application import build_application as build_application
 from augure.channels.telegram.channel import TelegramChannel
 from augure.channels.telegram.commands import COMMANDS, HELP
 from augure.channels.telegram.commands.command import Asked, Handler
 from augure.channels.telegram.failures import report_failure
 from augure.channels.telegram.fold import Content, Folder
-from augure.channels.telegram.gate import Gate
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
     as_forwarded,
@@ -69,8 +69,8 @@ class TelegramBot:
         self.streaming = config.telegram.streaming
         self._front: Front | None = None
         app = self.application
-        gate = Gate(set(config.telegram.allowed_users), self.delivery, home_lock)
-        app.add_handler(TypeHandler(Update, gate), group=-1)
+        allowed = AllowedUsers(set(config.telegram.allowed_users), self.delivery, home_lock)
+        app.add_handler(TypeHandler(Update, allowed), group=-1)
         for command in COMMANDS:
             app.add_handler(CommandHandler(command.name, self._asking(command.run)))
             for button in command.buttons:

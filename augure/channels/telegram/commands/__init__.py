@@ -32,21 +32,23 @@ In a group, mention me or reply to me.
 Anything that acts outside (sending, writing, running code) waits for your Approve."""
 
 
-async def greet(asked: Asked) -> None:
+async def on_start(asked: Asked) -> None:
     await asked.say(GREETING + help_text())
 
 
-async def show_help(asked: Asked) -> None:
+async def on_help(asked: Asked) -> None:
     await asked.say(help_text())
 
 
-START = Command("start", menu="Introduce the assistant", help=None, handler=greet, owner_only=False)
+START = Command(
+    "start", menu="Introduce the assistant", help=None, handler=on_start, owner_only=False
+)
 # Also the answer to a command the bot does not know.
 HELP = Command(
     "help",
     menu="What I can do and the commands",
     help=None,  # told in the closing lines
-    handler=show_help,
+    handler=on_help,
     owner_only=False,
 )
 

@@ -22,7 +22,7 @@ CHOICES = {
 }
 
 
-async def approvals(asked: Asked) -> None:
+async def on_approvals(asked: Asked) -> None:
     pending = await asked.front.pending_approvals(limit=20)
     rules = await asked.front.rules()
     lines = ["<b>Pending approvals</b>"]
@@ -38,7 +38,7 @@ async def approvals(asked: Asked) -> None:
     await asked.delivery.send_html(asked.chat_id, "\n".join(lines), keyboard)
 
 
-async def decided(asked: Asked) -> None:
+async def on_decision(asked: Asked) -> None:
     """A press on Approve / Reject / Always allow / Allow in this chat."""
     query, front = asked.query, asked.front
     invocation_id, _, choice = asked.data.removeprefix(DECIDE).partition(":")
@@ -59,7 +59,7 @@ async def decided(asked: Asked) -> None:
     await query.answer(f"Already decided: {status}." if status else "Unknown request.")
 
 
-async def revoked(asked: Asked) -> None:
+async def on_revoke(asked: Asked) -> None:
     """A press on a rule's Revoke."""
     query = asked.query
     if not asked.by_owner(query.from_user.id):
@@ -74,6 +74,6 @@ APPROVALS = Command(
     "approvals",
     menu="Pending approvals and always-allow rules",
     help="/approvals — pending approvals and always-allow rules (with Revoke buttons)",
-    handler=approvals,
-    buttons=(Button(f"^{DECIDE}", decided), Button(f"^{REVOKE}", revoked)),
+    handler=on_approvals,
+    buttons=(Button(f"^{DECIDE}", on_decision), Button(f"^{REVOKE}", on_revoke)),
 )

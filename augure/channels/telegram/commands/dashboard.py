@@ -20,7 +20,7 @@ def login_reply(asked: Asked) -> str:
     return f"Your dashboard login link (works once, for 10 minutes):\n{url}"
 
 
-async def dashboard(asked: Asked) -> None:
+async def on_dashboard(asked: Asked) -> None:
     await asked.say(login_reply(asked))
 
 
@@ -28,5 +28,5 @@ DASHBOARD = Command(
     "dashboard",
     menu="A one-time login link to the web dashboard",
     help="/dashboard — a one-time login link to the web dashboard",
-    handler=dashboard,
+    handler=on_dashboard,
 )

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from augure.channels.telegram.commands.command import Asked, Command
 
 
-async def jobs(asked: Asked) -> None:
+async def on_jobs(asked: Asked) -> None:
     listed = await asked.front.jobs()
     zone = ZoneInfo(listed.zone)
     state = "paused" if listed.paused else "active"
@@ -16,12 +16,12 @@ async def jobs(asked: Asked) -> None:
     await asked.say("\n".join(lines))
 
 
-async def pause(asked: Asked) -> None:
+async def on_pause(asked: Asked) -> None:
     await asked.front.pause_jobs(True)
     await asked.say("Scheduled jobs paused; chatting still works. /resume restarts them.")
 
 
-async def resume(asked: Asked) -> None:
+async def on_resume(asked: Asked) -> None:
     await asked.front.pause_jobs(False)
     await asked.say("Scheduled jobs resumed.")
 
@@ -30,7 +30,7 @@ JOBS = Command(
     "jobs",
     menu="Scheduled jobs",
     help="/jobs — scheduled jobs; /pause and /resume stop and restart them",
-    handler=jobs,
+    handler=on_jobs,
 )
-PAUSE = Command("pause", menu="Pause scheduled jobs", help=None, handler=pause)
-RESUME = Command("resume", menu="Resume scheduled jobs", help=None, handler=resume)
+PAUSE = Command("pause", menu="Pause scheduled jobs", help=None, handler=on_pause)
+RESUME = Command("resume", menu="Resume scheduled jobs", help=None, handler=on_resume)

@@ -17,7 +17,7 @@ NONE_YET = (
 )
 
 
-async def persona(asked: Asked) -> None:
+async def on_persona(asked: Asked) -> None:
     front, delivery, chat_id = asked.front, asked.delivery, asked.chat_id
     names = front.personas()
     if asked.args:
@@ -52,7 +52,7 @@ async def switch(asked: Asked, chat_id: str, name: str) -> str:
     return f"Persona for this chat: {name}."
 
 
-async def chosen(asked: Asked) -> None:
+async def on_persona_button(asked: Asked) -> None:
     query = asked.query
     message = query.message
     if message is None:
@@ -67,7 +67,7 @@ PERSONA = Command(
     "persona",
     menu="Choose this chat's persona",
     help="/persona — choose this chat's persona (/persona NAME switches)",
-    handler=persona,
+    handler=on_persona,
     owner_only=False,  # it touches only the chat it is sent in
-    buttons=(Button(f"^{CHOOSE}", chosen),),
+    buttons=(Button(f"^{CHOOSE}", on_persona_button),),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from augure.channels.telegram.commands.command import Asked, Command
 
 
-async def skills(asked: Asked) -> None:
+async def on_skills(asked: Asked) -> None:
     listed = await asked.front.skills()
     if not listed:
         await asked.say("No skills yet. Ask me to create one, or install one from the hub.")
@@ -24,5 +24,5 @@ SKILLS = Command(
     "skills",
     menu="Skills: state, trigger, last run",
     help="/skills — skills with their state, trigger and last run",
-    handler=skills,
+    handler=on_skills,
 )

@@ -10,7 +10,7 @@ from augure.scheduler.service import local
 from augure.tools.limits import describe
 
 
-async def status(asked: Asked) -> None:
+async def on_status(asked: Asked) -> None:
     status = await asked.front.status()
     hours, rest = divmod(status.uptime_seconds, 3600)
     zone = ZoneInfo(status.zone)
@@ -35,7 +35,7 @@ async def status(asked: Asked) -> None:
     await asked.say("\n".join(lines))
 
 
-async def memory(asked: Asked) -> None:
+async def on_memory(asked: Asked) -> None:
     files = asked.front.memory_files()
     lines = [f"{name} — {size} bytes" for name, size in files] or ["Memory is empty."]
     await asked.say("Memory files:\n" + "\n".join(lines))
@@ -45,11 +45,11 @@ STATUS = Command(
     "status",
     menu="Model, uptime and state",
     help="/status — model, uptime and state",
-    handler=status,
+    handler=on_status,
 )
 MEMORY_FILES = Command(
     "memory",
     menu="Memory files and sizes",
     help=None,  # told on /usage's line
-    handler=memory,
+    handler=on_memory,
 )

@@ -17,7 +17,7 @@ NOT_OWNER = "Only the owner can cancel background tasks."
 NOT_HERE = "There is no task {task_id} in this chat."
 
 
-async def tasks(asked: Asked) -> None:
+async def on_tasks(asked: Asked) -> None:
     # A chat's background results are that chat's: another chat's work is never listed here.
     rows = await asked.front.tasks(limit=SHOWN, chat_id=str(asked.chat_id))
     lines = ["<b>Background tasks</b>"]
@@ -31,7 +31,7 @@ async def tasks(asked: Asked) -> None:
     await asked.delivery.send_html(asked.chat_id, "\n".join(lines), keyboard)
 
 
-async def cancel(asked: Asked) -> None:
+async def on_cancel(asked: Asked) -> None:
     query = asked.query
     if not asked.by_owner(query.from_user.id):
         await query.answer(NOT_OWNER, show_alert=True)
@@ -51,6 +51,6 @@ TASKS = Command(
     "tasks",
     menu="Background tasks, with Cancel buttons",
     help="/tasks — background work, with a Cancel button each",
-    handler=tasks,
-    buttons=(Button(f"^{CANCEL}", cancel),),
+    handler=on_tasks,
+    buttons=(Button(f"^{CANCEL}", on_cancel),),
 )

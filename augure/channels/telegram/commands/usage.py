@@ -49,7 +49,7 @@ async def usage_report(asked: Asked) -> str:
     return "\n".join(lines)
 
 
-async def usage(asked: Asked) -> None:
+async def on_usage(asked: Asked) -> None:
     await asked.say(await usage_report(asked))
 
 
@@ -57,5 +57,5 @@ USAGE = Command(
     "usage",
     menu="Tokens and cost: last turn; spend today and this month against the caps",
     help="/usage — tokens and estimated cost; /memory — memory files",
-    handler=usage,
+    handler=on_usage,
 )

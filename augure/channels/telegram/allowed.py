@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 NOT_ALLOWED = "You are not allowed to use this bot."
 
 
-class Gate:
+class AllowedUsers:
     """Lets through the allowed users' updates (in a group, only those addressed to the bot);
     stops every other, telling a stranger in a private chat their own id and nothing else."""
 
