@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from augure.core.front import Front
+from augure.channels.telegram.commands.command import Asked, Command
 
 
-async def skills_report(front: Front) -> str:
-    listed = await front.skills()
+async def on_skills(asked: Asked) -> None:
+    listed = await asked.front.skills()
     if not listed:
-        return "No skills yet. Ask me to create one, or install one from the hub."
+        await asked.say("No skills yet. Ask me to create one, or install one from the hub.")
+        return
     lines = ["Skills:"]
     for record, meta, last in listed:
         trigger = f"cron {meta.schedule}" if meta and meta.schedule else "manual"
@@ -16,4 +17,12 @@ async def skills_report(front: Front) -> str:
         lines.append(f"• {record.id} {record.version} — {state}")
         if record.reason and record.state != "active":
             lines.append(f"  {record.reason[:200]}")
-    return "\n".join(lines)
+    await asked.say("\n".join(lines))
+
+
+SKILLS = Command(
+    "skills",
+    menu="Skills: state, trigger, last run",
+    help="/skills — skills with their state, trigger and last run",
+    handler=on_skills,
+)

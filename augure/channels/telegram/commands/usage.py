@@ -1,11 +1,13 @@
-"""/usage: where the tokens went — last turn by part, today, and in total."""
+"""/usage: where the tokens went — last turn by part, today, and in total; then spend against
+the caps."""
 
 from __future__ import annotations
 
 import json
 
+from augure.channels.telegram.commands.command import Asked, Command
 from augure.config.llm import LLMConfig
-from augure.core.front import Front, report_lines
+from augure.core.front import report_lines
 
 PARTS = ("system_prompt", "memory", "tool_schemas", "history", "output")
 
@@ -25,8 +27,9 @@ def period(label: str, totals: dict[str, int], llm: LLMConfig) -> str:
     )
 
 
-async def usage_report(front: Front, chat_id: str) -> str:
-    usage = await front.usage(chat_id)
+async def usage_report(asked: Asked) -> str:
+    front = asked.front
+    usage = await front.usage(str(asked.chat_id))
     last, today, total = usage.last, usage.today, usage.total
     spend = report_lines(await front.spend())
     if last is None:
@@ -44,3 +47,15 @@ async def usage_report(front: Front, chat_id: str) -> str:
         *spend,
     ]
     return "\n".join(lines)
+
+
+async def on_usage(asked: Asked) -> None:
+    await asked.say(await usage_report(asked))
+
+
+USAGE = Command(
+    "usage",
+    menu="Tokens and cost: last turn; spend today and this month against the caps",
+    help="/usage — tokens and estimated cost; /memory — memory files",
+    handler=on_usage,
+)

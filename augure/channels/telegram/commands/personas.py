@@ -5,34 +5,33 @@ from __future__ import annotations
 
 from functools import partial
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.ext import ContextTypes
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from augure.channels.telegram.delivery import Delivery
-from augure.core.front import Front
+from augure.channels.telegram.commands.command import Asked, Button, Command
 
-PREFIX = "ps:"  # callback data of the persona buttons
-OFF = "off"
+CHOOSE = "ps:"  # callback data of the persona buttons
+NO_PERSONA = "off"
 NONE_YET = (
     "No personas yet: add a markdown file per persona to the personas/ folder of the Augure "
     "home (e.g. personas/pirate.md), then /persona."
 )
 
 
-async def persona_command(front: Front, delivery: Delivery, chat_id: int, args: list[str]) -> None:
+async def on_persona(asked: Asked) -> None:
+    front, delivery, chat_id = asked.front, asked.delivery, asked.chat_id
     names = front.personas()
-    if args:
-        await delivery.send_text(chat_id, await switch(front, str(chat_id), args[0]))
+    if asked.args:
+        await asked.say(await switch(asked, str(chat_id), asked.args[0]))
         return
     if not names:
-        await delivery.send_text(chat_id, NONE_YET)
+        await asked.say(NONE_YET)
         return
     active = await front.persona(str(chat_id))
     rows = [
-        [InlineKeyboardButton(("✓ " if name == active else "") + name, callback_data=PREFIX + name)]
+        [InlineKeyboardButton(("✓ " if name == active else "") + name, callback_data=CHOOSE + name)]
         for name in names[:50]
     ]
-    rows.append([InlineKeyboardButton("No persona", callback_data=PREFIX + OFF)])
+    rows.append([InlineKeyboardButton("No persona", callback_data=CHOOSE + NO_PERSONA)])
     text = f"Persona for this chat: {active or 'none'}. Choose one:"
     await delivery.call(
         chat_id,
@@ -40,9 +39,10 @@ async def persona_command(front: Front, delivery: Delivery, chat_id: int, args: 
     )
 
 
-async def switch(front: Front, chat_id: str, name: str) -> str:
+async def switch(asked: Asked, chat_id: str, name: str) -> str:
+    front = asked.front
     names = front.personas()
-    if name == OFF:
+    if name == NO_PERSONA:
         await front.set_persona(chat_id, None)
         return "This chat has no persona now."
     if name not in names:
@@ -52,15 +52,22 @@ async def switch(front: Front, chat_id: str, name: str) -> str:
     return f"Persona for this chat: {name}."
 
 
-async def on_persona_button(
-    front: Front, update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> None:
-    query = update.callback_query
-    assert query is not None and query.data is not None
+async def on_persona_button(asked: Asked) -> None:
+    query = asked.query
     message = query.message
     if message is None:
         await query.answer("That message is too old; send /persona again.")
         return
-    said = await switch(front, str(message.chat.id), query.data.removeprefix(PREFIX))
+    said = await switch(asked, str(message.chat.id), asked.data.removeprefix(CHOOSE))
     await query.answer(said)
     await query.edit_message_text(said)  # also removes the buttons
+
+
+PERSONA = Command(
+    "persona",
+    menu="Choose this chat's persona",
+    help="/persona — choose this chat's persona (/persona NAME switches)",
+    handler=on_persona,
+    owner_only=False,  # it touches only the chat it is sent in
+    buttons=(Button(f"^{CHOOSE}", on_persona_button),),
+)
