@@ -64,7 +64,7 @@ def _target(arguments: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Asked:
+class CalendarRequest:
     """A call's arguments, with its times read in the owner's zone."""
 
     action: str
@@ -79,13 +79,13 @@ class Asked:
     recurrence: str | None
 
 
-def _asked(arguments: dict[str, Any], zone: Any) -> Asked:
+def _asked(arguments: dict[str, Any], zone: Any) -> CalendarRequest:
     def when(key: str) -> date | datetime | None:
         text = arguments.get(key)
         return events.parse_when(text, zone) if text else None
 
     keep = ("title", "all_day", "location", "description", "recurrence", "event_id")
-    return Asked(
+    return CalendarRequest(
         action=arguments["action"],
         calendar=arguments.get("calendar"),
         start=when("start"),
@@ -104,7 +104,7 @@ class Plan:
     stored: str | None  # the event's text on the server (update, delete)
 
 
-def _plan(principal: Any, asked: Asked, default: str | None) -> tuple[Plan, Any]:
+def _plan(principal: Any, asked: CalendarRequest, default: str | None) -> tuple[Plan, Any]:
     wanted = asked.calendar or default
     if asked.action == "create":
         found = server.chosen(principal, wanted)
@@ -118,7 +118,7 @@ def _plan(principal: Any, asked: Asked, default: str | None) -> tuple[Plan, Any]
     return Plan(stored.calendar, before, after, stored.ical), item
 
 
-def _changes(asked: Asked) -> dict[str, Any]:
+def _changes(asked: CalendarRequest) -> dict[str, Any]:
     keys = ("title", "start", "end", "all_day", "location", "description", "recurrence")
     return {key: getattr(asked, key) for key in keys}
 
@@ -133,7 +133,7 @@ def _shown(plan: Plan, zone: Any) -> dict[str, Any]:
     return shown
 
 
-def _write(principal: Any, asked: Asked, default: str | None, zone: Any) -> str:
+def _write(principal: Any, asked: CalendarRequest, default: str | None, zone: Any) -> str:
     plan, found = _plan(principal, asked, default)
     if asked.action == "delete":
         found.delete()
