@@ -82,7 +82,9 @@ async def main() -> None:
             return "ok"
 
         instant = {name: runtime.ApiFunction([], answer) for name in ("memory_read", "datetime")}
-        limits = runtime.Limits(config.code_mode.timeout_seconds, config.code_mode.max_tool_calls)
+        limits = runtime.RunLimits(
+            config.code_mode.timeout_seconds, config.code_mode.max_tool_calls
+        )
 
         async def bare() -> None:
             outcome = await runtime.run(SNIPPET, instant, limits)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from augure.common import links
 from augure.common.caller import Reading
-from augure.config.settings import ApprovalConfig
+from augure.config.approval import ApprovalConfig
 from augure.tools import leaks
 from augure.tools.readable import readable
 

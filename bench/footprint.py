@@ -78,7 +78,7 @@ async def turns(home: Path) -> tuple[float, float]:
 BOT_IMPORTS = "import augure.cli.main, augure.core.app, augure.channels.telegram.bot"
 # The model client as the bot builds it (augure/llm/client.py: the SDK, without what it never uses).
 BOT_CLIENT = (
-    "from augure.config.settings import LLMConfig; from augure.llm.client import LLM; "
+    "from augure.config.llm import LLMConfig; from augure.llm.client import LLM; "
     "LLM(LLMConfig(base_url='http://127.0.0.1:9/v1')).client"
 )
 PROBE = """

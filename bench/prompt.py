@@ -48,6 +48,9 @@ CONFIGURED = {
     "AUGURE__TOOLS__EMAIL__USERNAME": "owner@example.org",
     "AUGURE__TOOLS__EMAIL__PASSWORD": "bench-placeholder",
     "AUGURE__TOOLS__OPENCODE__COMMAND": "opencode run",
+    "AUGURE__TOOLS__CALENDAR__URL": "https://caldav.example.org/",
+    "AUGURE__TOOLS__CALENDAR__USERNAME": "owner@example.org",
+    "AUGURE__TOOLS__CALENDAR__PASSWORD": "bench-placeholder",
     # One subagent, so the `task` tool is offered too (issue 16: every tool of the wave).
     "AUGURE__AGENTS__RESEARCHER__INSTRUCTIONS": "Research a question on the web; cite sources.",
 }

@@ -13,6 +13,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "system_package(name): needs this Debian package; skipped without it unless "
         f"{REQUIRE_VARIABLE}=1, which makes its absence a failure",
     )
+    config.addinivalue_line(
+        "markers",
+        "tools(*tools, reset=None): the tools the e2e app is started with (the `extra_tools` "
+        "fixture); `reset()` runs before each test",
+    )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 from augure.agent import history
 from augure.agent.tally import Tally
-from augure.llm.budget import SUMMARY, working_as
 from augure.llm.faults import LLMError
 from augure.llm.models import ChatModel
+from augure.llm.spend import SUMMARY, working_as
 from augure.store.state import Store
 from augure.tools.registry import ToolRegistry, outside_sources
 from augure.tools.result import wrap_untrusted

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from augure.agent import history
-from augure.agent.turn import Content, TurnState
+from augure.agent.turn import TurnState
+from augure.common.content import Content
 from augure.store.state import Store
 
 

@@ -21,7 +21,6 @@ from augure.agent.tally import Tally
 from augure.agent.turn import (
     NOTHING_CARRIED,
     Carried,
-    Content,
     Later,
     Reply,
     Turn,
@@ -31,6 +30,7 @@ from augure.agent.turn import (
     working_for,
 )
 from augure.common.caller import Caller, Grants
+from augure.common.content import Content
 from augure.config.settings import Config
 from augure.host.secrets import Redactor
 from augure.llm.client import LLMResponse
@@ -97,7 +97,7 @@ class Agent:
         the outside source of `content` when it is not the owner's words. A caller that
         passes `turn_id` delivers the reply itself and confirms it with `delivered`; until
         then a restart finds the reply stored and unsent. `received`: the inbox rows of the
-        messages, taken out of the inbox as the turn is stored (docs/durability.md).
+        messages, taken out of the inbox as the turn is stored (docs/reference/durability.md).
         `carried`: what the unit that wrote `content` had read (a job's maker); `later` gives
         what the owner sent meanwhile, asked before each further model call."""
         caller = working_for(origin, chat_id, tools, self._grants)
@@ -194,7 +194,8 @@ class Agent:
             turn.id, turn.chat_id, turn.origin, conversation.id, *stored, received=turn.received
         )
         conversation.messages.extend(stored)
-        if self.tools_ready is not None:  # tools still being listed (docs/mcp.md, Lifecycle)
+        # Tools still being listed (docs/reference/mcp.md, Lifecycle).
+        if self.tools_ready is not None:
             await self.tools_ready()
         tally = Tally()
         # Keeps the newest (the owner's) message whole.

@@ -24,6 +24,7 @@ KINDS = {
     "browser": "a web page",
     "web_search": "a web search",
     "email": "mail",
+    "calendar": "a calendar invitation",
     "github": "GitHub",
     "sandbox_exec": "the network, from the sandbox",
     "opencode": "the network, from the sandbox",

@@ -16,9 +16,9 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from augure.config.agents import AgentSpec
-from augure.llm.budget import SUBAGENT, working_as
 from augure.llm.faults import LLMError
 from augure.llm.models import ChatModel
+from augure.llm.spend import SUBAGENT, working_as
 from augure.tools.base import Artifact, Catalogue, RunContext, Tool, ToolResult
 from augure.tools.result import relayed_source
 

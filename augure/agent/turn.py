@@ -12,11 +12,11 @@ from augure.agent.context import SystemPrompt
 from augure.agent.sources import sources_of
 from augure.agent.tally import Tally
 from augure.common.caller import Caller, Grants
+from augure.common.content import Content
 from augure.common.ports import Sources
 from augure.store.state import TurnUsage
 from augure.tools.base import Artifact, RunContext
 
-Content = str | list[dict[str, Any]]
 # Done instead of closing a chat's conversation, with its turns held off (a forget).
 Wipe = Callable[[str], Awaitable[object]]
 # The owner's messages that arrived while the turn ran, with their inbox ids, or None.

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from augure.common.caller import Caller
-from augure.store.tasks import Status, Tasks
+from augure.store.tasks import Tasks, TaskState
 from augure.tools.executor import Call, Work
 from augure.tools.result import Artifact, ToolResult, plain, wrap_untrusted
 
@@ -151,7 +151,7 @@ class TaskManager:
     async def _report_back(
         self,
         entry: _Running,
-        status: Status,
+        status: TaskState,
         text: str,
         files: list[Artifact],
         source: str | None,
@@ -194,10 +194,10 @@ class TaskManager:
                 return
 
 
-Outcome = tuple[Status, str, list[Artifact], str | None]
+TaskOutcome = tuple[TaskState, str, list[Artifact], str | None]
 
 
-def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> Outcome:
+def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> TaskOutcome:
     """The task's status, its result as the model reads it (unmarked), the files it produced
     and the result's provenance."""
     if work.cancelled():
@@ -208,5 +208,5 @@ def _outcome(entry: _Running, work: asyncio.Task[ToolResult]) -> Outcome:
         log.error("background task %s failed", entry.id, exc_info=failure)
         return "failed", f"Error: {entry.tool} failed: {type(failure).__name__}", [], None
     result = work.result()
-    status: Status = "done" if result.success else "failed"
+    status: TaskState = "done" if result.success else "failed"
     return status, plain(result), result.artifacts, result.source

@@ -36,7 +36,7 @@ MAX_SIZE = 10 << 30
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-class BackupError(Exception):
+class BackupError(UsageError):
     """A refusal or failure, phrased as the one line the owner sees."""
 
 

@@ -2,7 +2,7 @@
 
 It never takes the home's lock and runs nothing (augure/dashboard/standalone.py): what it
 decides reaches a running bot through state.db, as `augure approve` does, and the bot edits
-its Telegram request message. See docs/dashboard.md.
+its Telegram request message. See docs/reference/dashboard.md.
 """
 
 from __future__ import annotations

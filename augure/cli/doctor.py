@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from augure.config.settings import Config, source_of
-from augure.llm.prices import priced_models
+from augure.llm.spend import priced_models
 
 CHECK_TIMEOUT = 10.0
 
@@ -35,6 +35,9 @@ async def run_checks(config: Config) -> AsyncIterator[Check]:
     probed = {"browser": await _browser(config), "sandbox_exec": await _sandbox(config)}
     yield probed["browser"]
     yield probed["sandbox_exec"]
+    if config.tools.section("calendar"):
+        probed["calendar"] = await _calendar(config)
+        yield probed["calendar"]
     if config.sandbox.backend == "bwrap":
         yield _seccomp()
     if config.voice.replies != "off":
@@ -179,6 +182,17 @@ async def _browser(config: Config) -> Check:
     except Exception as exc:
         return Check("browser", False, _short(exc, config), required=False)
     return Check("browser", True, found, required=False)
+
+
+async def _calendar(config: Config) -> Check:
+    """The CalDAV login, and the calendars it finds (docs/calendar.md)."""
+    from augure.tools.calendar import calendar_settings, probe
+
+    try:
+        found = await asyncio.wait_for(probe(calendar_settings(config)), CHECK_TIMEOUT * 3)
+    except Exception as exc:
+        return Check("calendar", False, _short(exc, config), required=False)
+    return Check("calendar", True, found, required=False)
 
 
 def _short(exc: BaseException, config: Config) -> str:

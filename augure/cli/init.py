@@ -45,6 +45,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     init.add_argument("--base-url", help="OpenAI-compatible endpoint; empty = OpenAI")
     init.add_argument("--api-key", help="the endpoint's API key (empty for local servers)")
     init.add_argument("--model", help=f"model name (default {DEFAULT_MODEL})")
+    init.add_argument("--calendar-url", help="optional: a CalDAV account's address")
+    init.add_argument("--calendar-username", help="its login (asked when missing)")
+    init.add_argument("--calendar-password", help="its password (asked, not echoed, when missing)")
     init.add_argument(
         "--non-interactive", action="store_true", help="never ask: take the flags, fail if missing"
     )
@@ -63,6 +66,9 @@ class Answers:
     base_url: str = ""
     api_key: str = ""
     model: str = ""
+    calendar_url: str = ""
+    calendar_username: str = ""
+    calendar_password: str = ""
 
 
 class Prompter:
@@ -124,13 +130,18 @@ async def init(args: argparse.Namespace) -> int:
         args.base_url or "",
         args.api_key or "",
         args.model or "",
+        args.calendar_url or "",
+        args.calendar_username or "",
+        args.calendar_password or "",
     )
     checks = not args.skip_checks
-    if args.non_interactive:
+    prompter = None if args.non_interactive else Prompter(sys.stdin, sys.stderr)
+    if prompter is None:
         await _settle_flags(answers, checks)
     else:
-        terminal = Terminal(Prompter(sys.stdin, sys.stderr), checks)
+        terminal = Terminal(prompter, checks)
         await terminal.settle(answers)
+    await _settle_calendar(answers, checks, prompter)
     _write(home, file, answers)
     unchecked = " (not checked: run `augure doctor` once online)" if not checks else ""
     print(f"Wrote {file} and {home / ENV_FILE_NAME} (mode 600){unchecked}.")
@@ -177,7 +188,35 @@ async def _llm_probe(answers: Answers, named: Named) -> probes.Probe:
     )
 
 
-Check = Callable[[str], Awaitable[str | None]]
+async def _settle_calendar(answers: Answers, checks: bool, ask: Prompter | None) -> None:
+    """The optional CalDAV account (docs/calendar.md): only with --calendar-url; its login is
+    checked by listing the calendars, as `augure doctor` does."""
+    if not answers.calendar_url:
+        return
+    if ask is None and not (answers.calendar_username and answers.calendar_password):
+        raise UsageError("--calendar-url needs --calendar-username and --calendar-password")
+    if ask is not None:
+        answers.calendar_username = answers.calendar_username or ask.ask("Calendar username")
+        answers.calendar_password = answers.calendar_password or ask.ask(
+            "Calendar password (an app password where the provider has them)", secret=True
+        )
+    from augure.tools.calendar import CalendarSettings, probe
+
+    try:
+        settings = CalendarSettings.model_validate(
+            {
+                "url": answers.calendar_url,
+                "username": answers.calendar_username,
+                "password": answers.calendar_password,
+            }
+        )
+        if checks:
+            await probe(settings)
+    except Exception as exc:  # one line, never the password (the probe's lines hold none)
+        raise UsageError(f"calendar: {str(exc).splitlines()[0]}") from None
+
+
+Checker = Callable[[str], Awaitable[str | None]]
 
 
 class Terminal:
@@ -193,7 +232,7 @@ class Terminal:
         await self._llm(answers)
 
     async def answer(
-        self, question: str, given: str, check: Check, *, default: str = "", secret: bool = False
+        self, question: str, given: str, check: Checker, *, default: str = "", secret: bool = False
     ) -> str:
         if given and (problem := await check(given)) is not None:
             self.say(problem)
@@ -276,11 +315,16 @@ def _write(home: Path, file: Path, answers: Answers) -> None:
         values["llm.base_url"] = answers.base_url
     if _api_url() != TELEGRAM_API:  # the Bot API the token was checked against
         values["telegram.api_url"] = _api_url()
+    if answers.calendar_url:
+        values["tools.calendar.url"] = answers.calendar_url
+        values["tools.calendar.username"] = answers.calendar_username
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(render(values, env_file=str(env_file)), encoding="utf-8")
     secrets = {"TELEGRAM_BOT_TOKEN": answers.token}
     if answers.api_key:
         secrets["OPENAI_API_KEY"] = answers.api_key
+    if answers.calendar_url:
+        secrets["AUGURE__TOOLS__CALENDAR__PASSWORD"] = answers.calendar_password
     write_env_file(env_file, secrets)
 
 

@@ -36,7 +36,9 @@ async def limits(config: Config, args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     if not uses:
-        print("No tool profiles: add [profiles.NAME] to augure.toml (see docs/limits.md).")
+        print(
+            "No tool profiles: add [profiles.NAME] to augure.toml (see docs/reference/limits.md)."
+        )
     for use in uses:
         print(describe(use))
     return 0

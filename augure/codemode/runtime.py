@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from augure.common.errors import NotDone
+
 if TYPE_CHECKING:  # imported where used, on the first snippet: most bots never run one
     import pydantic_monty as monty
 
@@ -38,7 +40,7 @@ VALUE_LIMIT = 20_000  # characters of the last expression's text
 KILL_GRACE = 5.0
 
 
-class CallFailed(Exception):
+class CallFailed(NotDone):
     """Raised by a host function: the snippet receives it as a catchable `ToolError`."""
 
 
@@ -51,7 +53,7 @@ class ApiFunction:
 
 
 @dataclass(frozen=True)
-class Limits:
+class RunLimits:
     timeout_seconds: float
     max_calls: int
     print_limit: int = PRINT_LIMIT
@@ -74,7 +76,7 @@ class Frame:
 
 
 @dataclass
-class Outcome:
+class RunOutcome:
     """What a run produced. `error` is None on success."""
 
     printed: str = ""
@@ -93,13 +95,13 @@ class Outcome:
         return self.frames[-1].line if self.frames else None
 
 
-async def run(code: str, functions: Mapping[str, ApiFunction], limits: Limits) -> Outcome:
+async def run(code: str, functions: Mapping[str, ApiFunction], limits: RunLimits) -> RunOutcome:
     """Run `code`; never raises for anything the snippet does. Cancellation stops the run."""
     loop = asyncio.get_running_loop()
     runner = _Runner(code, functions, limits, loop)
-    done: asyncio.Future[Outcome] = loop.create_future()
+    done: asyncio.Future[RunOutcome] = loop.create_future()
 
-    def finish(outcome: Outcome) -> None:
+    def finish(outcome: RunOutcome) -> None:
         if not done.done():
             done.set_result(outcome)
 
@@ -120,13 +122,13 @@ async def run(code: str, functions: Mapping[str, ApiFunction], limits: Limits) -
 async def check() -> str | None:
     """For `augure doctor`: None when a snippet runs, otherwise what went wrong."""
     try:
-        outcome = await run("1 + 1", {}, Limits(timeout_seconds=5, max_calls=1))
+        outcome = await run("1 + 1", {}, RunLimits(timeout_seconds=5, max_calls=1))
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None if outcome.value == "2" else outcome.error or f"unexpected {outcome.value!r}"
 
 
-class _Stop(Exception):
+class _Stop(NotDone):
     """Ends a run from the host side (budget spent, caller gone): the snippet cannot catch it."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
@@ -139,14 +141,14 @@ class _Runner:
         self,
         code: str,
         functions: Mapping[str, ApiFunction],
-        limits: Limits,
+        limits: RunLimits,
         loop: asyncio.AbstractEventLoop,
     ) -> None:
         self.code = code
         self.functions = functions
         self.limits = limits
         self.loop = loop
-        self.outcome = Outcome()
+        self.outcome = RunOutcome()
         self._printed: list[str] = []
         self._kept = 0
         self._tool_errors: set[str] = set()
@@ -159,7 +161,7 @@ class _Runner:
         if pending is not None:
             pending.cancel()
 
-    def drive(self) -> Outcome:
+    def drive(self) -> RunOutcome:
         try:
             import pydantic_monty as monty
         except ImportError:  # the `code` extra is not installed

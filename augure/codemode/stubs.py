@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from augure.tools.base import Tool, compact_schema
+from augure.tools.arguments import compact_schema
+from augure.tools.base import Tool
 
 _SCALARS = {
     "string": "str",

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from augure.codemode import runtime, stubs
+from augure.tools.arguments import compact_schema
 from augure.tools.base import (
     Artifact,
     Catalogue,
     RunContext,
     Tool,
     ToolResult,
-    compact_schema,
     tool,
 )
 from augure.tools.result import Status, relayed_source
@@ -52,7 +52,7 @@ Functions:"""
 
 @dataclass
 class CodeRun:
-    outcome: runtime.Outcome
+    outcome: runtime.RunOutcome
     # Tools whose outside content entered the snippet: the output is labelled untrusted.
     untrusted: set[str] = field(default_factory=set)
     # Whether the owner (or a rule) said no to one of its calls: not the code's fault.
@@ -97,7 +97,7 @@ async def run_code(code: str, ctx: RunContext) -> CodeRun:
     if registry is None:
         raise RuntimeError("RunContext.registry is not set")
     inner = ctx.via("code")
-    done = CodeRun(runtime.Outcome())
+    done = CodeRun(runtime.RunOutcome())
 
     def bridge(target: Tool) -> runtime.ApiFunction:
         order = _parameter_order(target.arguments_model)
@@ -118,7 +118,7 @@ async def run_code(code: str, ctx: RunContext) -> CodeRun:
 
     functions = {t.name: bridge(t) for t in api_tools(registry, inner.allowed_tools)}
     config = ctx.config.code_mode
-    limits = runtime.Limits(config.timeout_seconds, config.max_tool_calls)
+    limits = runtime.RunLimits(config.timeout_seconds, config.max_tool_calls)
     done.outcome = await runtime.run(code, functions, limits)
     return done
 

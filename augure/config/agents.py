@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from augure.config.budget import Prices
+from augure.config.spend import Prices
 
 AGENT_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 

@@ -18,6 +18,7 @@ OWNERS_TOOLS = (
     "memory_read",
     "memory_write",
     "email",
+    "calendar",
     "github",
     "mcp__*",
     "schedule",

@@ -29,5 +29,5 @@ class Profile(BaseModel):
     tools: dict[str, ToolLimit] = {}
 
     def binds(self, caller: Caller) -> bool:
-        """Any link of the caller's chain matching any of `origins` (docs/limits.md)."""
+        """Any link of the caller's chain matching any of `origins` (docs/reference/limits.md)."""
         return caller.binds(self.origins)

@@ -53,7 +53,7 @@ class McpSettings(BaseModel):
 
     servers: dict[str, McpServerSettings] = {}
     # How long after the bot starts a turn still waits for a server's first start to end, so
-    # the first message already has its tools (docs/mcp.md, "Lifecycle"); 0: never waits.
+    # the first message already has its tools (docs/reference/mcp.md, "Lifecycle"); 0: never waits.
     startup_timeout_seconds: float = Field(default=15.0, ge=0)
 
     @field_validator("servers")

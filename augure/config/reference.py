@@ -1,4 +1,4 @@
-"""docs/config-reference.md, generated from the config models like the `augure.toml` template,
+"""docs/reference/config-keys.md, generated from the config models like the `augure.toml` template,
 so the reference cannot drift from the code: `python -m augure.config.reference > FILE`."""
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from augure.config.template import (
 from augure.config.tools import declared
 
 INTRO = """\
-# Configuration reference
+# Configuration keys
 
 Generated from the config models by `python -m augure.config.reference` (a test checks this
 file against it): every section and key of `augure.toml`, its default and what it means.
-[config.md](config.md) explains where values come from; `augure init` writes the same keys,
-commented out, into `augure.toml`.
+[configuration.md](configuration.md) says where values come from and what is checked at
+start; `augure init` writes the same keys, commented out, into `augure.toml`.
 
 Any key can also be set in the environment as `AUGURE__SECTION__KEY` (for `[tools.NAME]`:
 `AUGURE__TOOLS__NAME__KEY`), which wins over the file. Secrets are best kept in the

@@ -11,156 +11,39 @@ import difflib
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
+from pydantic import Field, PrivateAttr, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from augure.common.errors import UsageError
 from augure.common.folders import workspace_name
 from augure.config import tools as tool_settings
+from augure.config.agent import AgentConfig, MemoryConfig
 from augure.config.agents import AgentsConfig
+from augure.config.approval import ApprovalConfig
 from augure.config.background import BackgroundConfig
-from augure.config.budget import BudgetConfig, CodingConfig, Fallback, Prices, Roles
+from augure.config.dashboard import DashboardConfig
+from augure.config.execution import CodeModeConfig, SandboxConfig
 from augure.config.guests import GuestsConfig
 from augure.config.heartbeat import HeartbeatConfig
 from augure.config.keys import Keys
 from augure.config.limits import Profile
+from augure.config.llm import LLMConfig
 from augure.config.mcp import McpSettings
 from augure.config.recall import RecallConfig
+from augure.config.scheduler import SchedulerConfig
+from augure.config.skills import SkillsConfig
+from augure.config.spend import BudgetConfig
 from augure.config.telegram import TelegramConfig
+from augure.config.tools import ToolsConfig
 from augure.config.voice import VoiceConfig
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """A configuration problem, already phrased as the one line the user sees."""
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class LLMConfig(Prices):
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    max_tokens: int | None = Field(default=None, gt=0)
-    request_timeout_seconds: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=3, ge=0, le=10)
-    coding: CodingConfig = CodingConfig()
-    # Voice notes go to the endpoint's /audio/transcriptions with this model (e.g. whisper-1).
-    transcription_model: str | None = None
-    # docs/spend.md: tried in order when the primary fails in a way another model may not.
-    fallbacks: list[Fallback] = Field(default_factory=list)
-    roles: Roles = Roles()
-
-    @model_validator(mode="after")
-    def _roles_name_a_model(self) -> LLMConfig:
-        known = [self.model, *(entry.model for entry in self.fallbacks)]
-        for role, named in self.roles.model_dump().items():
-            if named is not None and named not in known:
-                raise ValueError(
-                    f"roles.{role} names {named!r}, which is neither [llm] model nor the "
-                    f"model of a [[llm.fallbacks]] entry ({', '.join(map(repr, known))})"
-                )
-        return self
-
-
-class AgentConfig(_Section):
-    max_loops: int = Field(default=10, ge=1, le=100)
-    token_budget: int = Field(default=0, ge=0)
-    timezone: str | None = None
-    persona: str = ""
-    # History above this many tokens (estimated) is compacted: old tool results shortened,
-    # then older turns summarised by the model.
-    history_tokens: int = Field(default=12_000, ge=1_000)
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError(f"unknown IANA time zone {value!r}") from None
-        return value
-
-
-class ApprovalConfig(_Section):
-    enabled: bool = True
-    timeout_seconds: float = Field(default=120.0, gt=0)
-    # After outside content was read: ask before a fetch that could carry data out
-    # (docs/security.md, "No leak after outside content"). "off": the old behaviour.
-    after_untrusted: Literal["ask", "off"] = "ask"
-    untrusted_fetches: int = Field(default=3, ge=0)
-
-
-class MemoryConfig(_Section):
-    path: Path | None = None
-    max_prompt_tokens: int = Field(default=2000, ge=0)
-
-
-class SchedulerConfig(_Section):
-    misfire_grace_seconds: int = Field(default=300, ge=0)
-
-
-class SandboxConfig(_Section):
-    backend: Literal["bwrap", "docker", "none"] = "bwrap"
-    timeout_seconds: float = Field(default=30.0, gt=0)
-    memory_mb: int = Field(default=512, gt=0)
-    network: bool = False
-    image: str = "python:3.11-slim"
-
-
-class CodeModeConfig(_Section):
-    enabled: bool = False
-    timeout_seconds: float = Field(default=30.0, gt=0)
-    max_tool_calls: int = Field(default=50, gt=0)
-
-
-class SkillsConfig(_Section):
-    path: Path | None = None
-    hub_url: str | None = None
-    max_failures: int = Field(default=3, ge=1)
-
-
-class DashboardConfig(_Section):
-    """docs/reference/dashboard.md: the local web dashboard (augure/dashboard)."""
-
-    enabled: bool = False
-    host: str = "127.0.0.1"
-    port: int = Field(default=8765, ge=0, le=65535)  # 0: any free port (the URL says which)
-    # Off: only a loopback host is accepted, so the page that can approve tool calls is
-    # reachable from this machine only.
-    allow_remote: bool = False
-
-
-class ToolsConfig(BaseModel):
-    # Per-tool sections (`[tools.http]`, ...) are checked by `load_config` against the model
-    # each tool declares (augure.config.tools), so sub-tables are kept rather than refused.
-    model_config = ConfigDict(extra="allow")
-
-    enabled: list[str] = ["*"]
-    disabled: list[str] = []
-
-    def section(self, name: str) -> dict[str, Any]:
-        extra = self.model_extra or {}
-        value = extra.get(name, {})
-        return value if isinstance(value, dict) else {}
 
 
 class Config(BaseSettings):
@@ -192,7 +75,7 @@ class Config(BaseSettings):
     dashboard: DashboardConfig = DashboardConfig()  # docs/reference/dashboard.md, augure/dashboard
     recall: RecallConfig = RecallConfig()  # docs/recall.md
     voice: VoiceConfig = VoiceConfig()  # docs/voice.md: spoken replies
-    budget: BudgetConfig = BudgetConfig()  # docs/spend.md
+    budget: BudgetConfig = BudgetConfig()  # docs/reference/spend.md
     guests: GuestsConfig = GuestsConfig()  # docs/security.md#guests
 
     # Not a config key: where the state lives. Set by load_config.
@@ -376,13 +259,13 @@ def source_of(config: Config, section: str, key: str) -> str:
     return f"not set: set {hint}[{section}] {key} in {file}"
 
 
-class _UnknownToolSection(Exception):
+class _UnknownToolSection(ConfigError):
     def __init__(self, loc: tuple[str, ...], kind: str) -> None:
         self.loc = loc
         self.kind = kind
 
 
-class _InvalidToolSection(Exception):
+class _InvalidToolSection(ConfigError):
     def __init__(self, name: str, error: ValidationError) -> None:
         self.name = name
         self.error = error

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
-from augure.config.settings import Config, ToolsConfig
-from augure.config.tools import declared
+from augure.config.settings import Config
+from augure.config.tools import ToolsConfig, declared
 
 HEADER = """\
 # Augure configuration. Every section and key is listed with its default, commented out;
@@ -49,7 +49,7 @@ DESCRIPTIONS: dict[str, str] = {
     "llm.roles.heartbeat": "the heartbeat's turns; unset = [llm] model",
     "llm.roles.subagent": "subagents without a model of their own; unset = [llm] model",
     "llm.roles.skill": "skill runs and skill writing; unset = [llm] model",
-    "budget": "Spending caps in USD over every model call (docs/spend.md).",
+    "budget": "Spending caps in USD over every model call (docs/reference/spend.md).",
     "budget.daily_usd": "cap per day in the agent timezone; 0 = no cap",
     "budget.monthly_usd": "cap per calendar month; 0 = no cap",
     "budget.warn_at": "share of a cap at which the owner is told once",
@@ -111,6 +111,7 @@ DESCRIPTIONS: dict[str, str] = {
     "skills": "Skills and the hub.",
     "skills.path": "folder; unset = $AUGURE_HOME/skills",
     "skills.hub_url": "https://, http:// or file:// base URL serving manifest.json",
+    "skills.hubs": "more hubs: manifest URLs or github:OWNER/REPO[/PATH][@REF]",
     "skills.max_failures": "consecutive failures before a skill is paused",
     "tools": "Which tools exist, and their settings in [tools.NAME].",
     "tools.enabled": "glob patterns over tool names",
@@ -138,6 +139,11 @@ DESCRIPTIONS: dict[str, str] = {
     "tools.email.username": "login (env EMAIL_USERNAME)",
     "tools.email.password": "prefer EMAIL_PASSWORD in the environment",
     "tools.email.from_address": "sender; unset = the username",
+    "tools.calendar": "calendar: events over CalDAV (create, update, delete ask first).",
+    "tools.calendar.url": "the CalDAV address (docs/calendar.md has each provider's)",
+    "tools.calendar.username": "login",
+    "tools.calendar.password": "an app password where the provider has them",
+    "tools.calendar.default_calendar": "calendar name; unset = the first",
     "tools.github": "github: issues, pull requests, releases, search.",
     "tools.github.token": "prefer GITHUB_TOKEN in the environment",
     "tools.github.base_url": "API root (GitHub Enterprise: https://HOST/api/v3)",
@@ -316,14 +322,14 @@ def render(answers: dict[str, Any] | None = None, env_file: str = "$AUGURE_HOME/
     return "\n".join(out).rstrip() + "\n"
 
 
-Field = tuple[str, str, FieldInfo]  # name, dotted key, field
+PlainKey = tuple[str, str, FieldInfo]  # name, dotted key, field
 Table = tuple[type[BaseModel], str]  # model, dotted path (`KEY.NAME` for a table of tables)
 
 
-def split(model: type[BaseModel], path: str) -> tuple[list[Field], list[Table]]:
+def split(model: type[BaseModel], path: str) -> tuple[list[PlainKey], list[Table]]:
     """A table's plain keys, and its sub-tables (a free-form table of tables, such as
     `[tools.http.presets.NAME]`, as an example table `KEY.NAME`)."""
-    plain: list[Field] = []
+    plain: list[PlainKey] = []
     tables: list[Table] = []
     for name, field in model.model_fields.items():
         key = f"{path}.{name}"

@@ -14,14 +14,30 @@ import importlib
 import importlib.util
 import pkgutil
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 PACKAGE = "augure.tools"
 Model = TypeVar("Model", bound=BaseModel)
 
 _DECLARED: dict[str, type[BaseModel]] = {}
+
+
+class ToolsConfig(BaseModel):
+    """`[tools]`: which tools are on, and each tool's own `[tools.NAME]` section."""
+
+    # Per-tool sections (`[tools.http]`, ...) are checked by `load_config` against the model
+    # each tool declares (augure.config.tools), so sub-tables are kept rather than refused.
+    model_config = ConfigDict(extra="allow")
+
+    enabled: list[str] = ["*"]
+    disabled: list[str] = []
+
+    def section(self, name: str) -> dict[str, Any]:
+        extra = self.model_extra or {}
+        value = extra.get(name, {})
+        return value if isinstance(value, dict) else {}
 
 
 def settings_for(name: str) -> Callable[[type[Model]], type[Model]]:

@@ -20,15 +20,15 @@ from augure.common.progress import Progress
 from augure.config.settings import Config
 from augure.core import builders
 from augure.core.runner import TurnRunner
-from augure.core.spend import Budget, build_models
+from augure.core.spend import SpendCaps
 from augure.core.toolset import build_registry, register_core_tools
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
-from augure.llm.models import ChatModel, Models
+from augure.llm.models import ChatModel, Models, build_models
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.model import Catalog
 from augure.skills.service import SkillService
 from augure.skills.store import SkillStore
@@ -55,8 +55,8 @@ class Core:
     gate: ApprovalGate
     executor: Executor
     llm: LLM
-    models: Models  # what every caller asks: budget, roles, fallbacks (docs/spend.md)
-    budget: Budget
+    models: Models  # what every caller asks: budget, roles, fallbacks (docs/reference/spend.md)
+    budget: SpendCaps
     agent: Agent
     redact: Redactor
     scheduler: Scheduler

@@ -11,13 +11,13 @@ from augure.common.ports import Notifier
 from augure.common.progress import Progress
 from augure.config.settings import Config
 from augure.core.runner import TurnRunner
-from augure.core.spend import Budget
+from augure.core.spend import SpendCaps
 from augure.host.secrets import Redactor
 from augure.llm.models import ChatModel, Models
 from augure.mcp.client import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.model import Catalog
 from augure.store.archive import Archive
 from augure.store.audit import Audit
@@ -59,14 +59,14 @@ def build_indexer(
     return Indexer(Embedder(models, config.recall), Archive(store.db), memory)
 
 
-def build_budget(config: Config, store: Store, notifier: Notifier | None) -> Budget:
+def build_budget(config: Config, store: Store, notifier: Notifier | None) -> SpendCaps:
     owner = config.owner_chat
 
     async def tell_owner(text: str) -> None:
         if notifier is not None and owner is not None:
             await notifier.send(owner, text)
 
-    return Budget(config, Ledger(store.db), tell_owner)
+    return SpendCaps(config, Ledger(store.db), tell_owner)
 
 
 def build_agent(

@@ -11,8 +11,8 @@ from augure.background.manager import Report
 from augure.common.caller import Caller
 from augure.common.ports import Notifier
 from augure.config.settings import Config
-from augure.core.spend import Budget
-from augure.llm.budget import HEARTBEAT, JOB, SKILL, working_as
+from augure.core.spend import SpendCaps
+from augure.llm.spend import HEARTBEAT, JOB, SKILL, working_as
 from augure.skills.service import SkillService
 from augure.tools.base import RunContext
 
@@ -27,7 +27,7 @@ class TurnRunner:
     gives it the agent and the skills once they exist, before anything has started."""
 
     def __init__(
-        self, *, config: Config, notifier: Notifier | None, budget: Budget | None = None
+        self, *, config: Config, notifier: Notifier | None, budget: SpendCaps | None = None
     ) -> None:
         self.config = config
         self.notifier = notifier

@@ -5,16 +5,16 @@ from __future__ import annotations
 import logging
 
 from augure.config.voice import VoiceConfig
-from augure.core.spend import Budget
-from augure.llm.budget import SPEECH, BudgetReached
+from augure.core.spend import SpendCaps
 from augure.llm.client import LLM
 from augure.llm.speech import SpeechError, synthesize
+from augure.llm.spend import SPEECH, BudgetReached
 
 log = logging.getLogger(__name__)
 
 
 async def speak(
-    llm: LLM, budget: Budget, settings: VoiceConfig, markdown: str
+    llm: LLM, budget: SpendCaps, settings: VoiceConfig, markdown: str
 ) -> list[bytes] | None:
     """The answer as OGG/Opus voice notes, or None when it is not spoken: the text then goes
     alone, and the reason is one line of the log. A reached spending cap is such a reason,

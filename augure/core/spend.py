@@ -1,5 +1,6 @@
-"""The `[budget]` gate over the spend ledger (docs/spend.md): checked before each model call,
-told of each answer, and the report `/usage`, `augure usage` and the dashboard show."""
+"""The `[budget]` gate over the spend ledger (docs/reference/spend.md): checked before each
+model call, told of each answer, and the report `/usage`, `augure usage` and the dashboard
+show, built and rendered here only."""
 
 from __future__ import annotations
 
@@ -12,13 +13,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from augure.agent import tokens
-from augure.config.budget import PRICE_KEYS, BudgetConfig, Prices
 from augure.config.settings import Config, source_of
-from augure.llm.budget import SPEECH, BudgetReached
-from augure.llm.client import LLM, LLMResponse
-from augure.llm.models import ChatModel, Entry, Models
-from augure.llm.prices import own_models
-from augure.store.spend import Ledger, ModelCall, Period, Tally
+from augure.config.spend import BudgetConfig, Prices
+from augure.llm.client import LLMResponse
+from augure.llm.models import ChatModel, Models
+from augure.llm.spend import SPEECH, BudgetReached
+from augure.store.spend import CallTotals, Ledger, ModelCall, Period
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,10 @@ class Cap:
         return bool(self.usd) and self.spent >= self.usd
 
 
-class Budget:
+class SpendCaps:
+    """The `[budget]` caps over the spend ledger: checked before each model call (the
+    `SpendGate` every call passes), told of each answer, and the report of what was spent."""
+
     def __init__(
         self,
         config: Config,
@@ -199,24 +202,6 @@ class SpendReport:
     month: Period
 
 
-def build_models(config: Config, llm: LLM, primary: ChatModel, gate: Budget | None) -> Models:
-    """The wrapper every caller uses: `primary` answers first (the HTTP client, or a scripted
-    model in tests), then each `[[llm.fallbacks]]` entry on its own client."""
-    entries = [Entry(config.llm.model, primary, config.llm)]
-    for fallback in config.llm.fallbacks:
-        own = config.llm.model_copy(
-            update={
-                "model": fallback.model,
-                "base_url": fallback.base_url or config.llm.base_url,
-                "api_key": fallback.api_key or config.llm.api_key,
-                "fallbacks": [],
-            }
-        )
-        setting = f"{PRICE_KEYS} in its [[llm.fallbacks]] entry"
-        entries.append(Entry(fallback.model, LLM(own), fallback, setting=setting))
-    return Models(entries, config.llm.roles, gate, transcriber=llm, own=own_models(config))
-
-
 def estimate(sent: object, response: LLMResponse) -> tuple[int, int]:
     """(prompt, completion) tokens of a call whose answer reported no usage: what was sent,
     as JSON, and what came back, by the tokenizer or its estimate."""
@@ -227,7 +212,7 @@ def estimate(sent: object, response: LLMResponse) -> tuple[int, int]:
     return asked, tokens.count(produced)
 
 
-def _tally_json(tally: Tally) -> dict[str, Any]:
+def _tally_json(tally: CallTotals) -> dict[str, Any]:
     return {
         "calls": tally.calls,
         "skipped": tally.skipped,
@@ -288,7 +273,7 @@ def report_lines(report: SpendReport) -> list[str]:
     return lines
 
 
-def _tally_line(tally: Tally) -> str:
+def _tally_line(tally: CallTotals) -> str:
     cached = f" ({tally.cached_tokens} cached)" if tally.cached_tokens else ""
     parts = [
         f"{tally.calls} call(s), {tally.prompt_tokens} in{cached} + "

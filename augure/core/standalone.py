@@ -11,11 +11,11 @@ from augure.background import TaskManager
 from augure.background.manager import Report
 from augure.common.logins import LoginTokens
 from augure.config.settings import Config
-from augure.core.spend import Budget
+from augure.core.spend import SpendCaps
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
 from augure.memory.store import MemoryStore
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.store import SkillStore
 from augure.store.audit import Audit
 from augure.store.spend import Ledger
@@ -34,7 +34,7 @@ class Standalone:
     way the CLI's do: a decision is a conditional UPDATE the bot's gate polls for (`augure
     approve`), "Run now" and the pauses are rows its scheduler reads at each tick (`augure
     jobs`). A background task can be stopped only by the process running it, so the tasks
-    page refuses it here. See docs/dashboard.md."""
+    page refuses it here. See docs/reference/dashboard.md."""
 
     config: Config
     store: Store
@@ -46,7 +46,7 @@ class Standalone:
     tasks: TaskManager
     # Read for its model's name, and for `augure recall`'s query embedding only.
     llm: LLM
-    budget: Budget  # the `[budget]` caps over the ledger: the spend report, recall's query
+    budget: SpendCaps  # the `[budget]` caps over the ledger: the spend report, recall's query
     redact: Redactor
     started_at: float = field(default_factory=time.time)
     logins: LoginTokens = field(default_factory=LoginTokens)
@@ -83,7 +83,7 @@ class Standalone:
             skill_files=SkillStore(config.skills.path or config.home / "skills", store),
             tasks=TaskManager(Tasks(store.db), nothing_to_announce),
             llm=LLM(config.llm),
-            budget=Budget(config, Ledger(store.db)),
+            budget=SpendCaps(config, Ledger(store.db)),
             redact=Redactor.from_config(config),
             started_at=time.time() if started_at is None else started_at,
         )

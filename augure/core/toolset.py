@@ -17,6 +17,7 @@ from augure.skills.tools import skill_tools
 from augure.tools.base import Tool
 from augure.tools.batch import batch
 from augure.tools.browser import browser
+from augure.tools.calendar import calendar_tool
 from augure.tools.clock import datetime_tool
 from augure.tools.email import email_tool
 from augure.tools.extras import available
@@ -45,6 +46,7 @@ def builtin_tools(config: Config) -> list[Tool]:
         web_search,
         http_tool,
         email_tool,
+        calendar_tool,
         github,
         browser,
         sandbox_exec,

@@ -82,15 +82,15 @@ def csrf_ok(session: Session, form: FormData) -> bool:
     return isinstance(offered, str) and hmac.compare_digest(offered, session.csrf)
 
 
-Page = Callable[[Request, Session], Awaitable[Response]]
-Action = Callable[[Request, Session, FormData], Awaitable[Response]]
+PageHandler = Callable[[Request, Session], Awaitable[Response]]
+ActionHandler = Callable[[Request, Session, FormData], Awaitable[Response]]
 
 
 def guarded(
     sessions: Sessions,
     refuse: Callable[[Request, int], Response],
-    page: Page | None = None,
-    action: Action | None = None,
+    page: PageHandler | None = None,
+    action: ActionHandler | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
     """A route that answers 401 without a session, and for a POST 403 without its CSRF
     token; `refuse(request, status)` renders the refusal (the login page for 401)."""

@@ -1,5 +1,5 @@
 """The dashboard's server, inside the bot's process (`augure run` with `[dashboard] enabled`)
-or in `augure dashboard`'s own (see docs/dashboard.md).
+or in `augure dashboard`'s own (see docs/reference/dashboard.md).
 
 It is one more approver of the gate: it has nothing to push (its approvals page lists what is
 pending) and nothing to conclude, but being listed means a request stays open for it even when
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from augure.common.errors import UsageError
 from augure.common.ports import ApprovalRequest, Decide, Verdict
-from augure.config.settings import DashboardConfig
+from augure.config.dashboard import DashboardConfig
 
 if TYPE_CHECKING:
     from augure.core.door.doors import ReadingDoor

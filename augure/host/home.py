@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from augure.common.errors import UsageError
 from augure.config.settings import ENV_FILE_NAME
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ DATABASE = "state.db"
 PRIVATE_FILES = (ENV_FILE_NAME, DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm")
 
 
-class HomeError(Exception):
+class HomeError(UsageError):
     """The home cannot be used (another bot holds it, or it is not writable)."""
 
 

@@ -57,7 +57,8 @@ def discover(config: Config, environ: Mapping[str, str] | None = None) -> dict[s
 
 def mcp_secrets(mcp: McpSettings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """What the MCP servers are handed: the values of `${ENV}` handles in env and headers,
-    and every literal value of either, which is how a key is written there (docs/mcp.md)."""
+    and every literal value of either, which is how a key is written there
+    (docs/reference/mcp.md)."""
     env = os.environ if environ is None else environ
     found: dict[str, str] = {}
     for server, settings in mcp.servers.items():

@@ -13,7 +13,7 @@ import httpx
 
 from augure.common.import_guard import importing_without
 from augure.common.keepalive import keep_client_sockets
-from augure.config.settings import LLMConfig
+from augure.config.llm import LLMConfig
 from augure.llm.faults import Fault, LLMError, status_fault
 from augure.llm.reading import cached_tokens as _cached
 from augure.llm.reading import field as _field

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from enum import Enum
 
+from augure.common.errors import AugureError
 from augure.config.settings import Config, source_of
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -41,7 +42,7 @@ class Fault(Enum):
         return not self.retryable
 
 
-class LLMError(Exception):
+class LLMError(AugureError):
     """The endpoint failed after the SDK's retries; the message is fit for the owner.
     `fault` says why, when the status or the failure tells (see `Fault`)."""
 

@@ -1,6 +1,7 @@
-"""The one wrapper every model call goes through (docs/spend.md): the budget gate before the
-call, `[llm.roles]` to pick the model for the kind of work, `[[llm.fallbacks]]` when that
-model fails in a way another may not, and the spend of the answer after."""
+"""The one wrapper every model call goes through (docs/reference/spend.md): the budget gate
+before the call, `[llm.roles]` to pick the model for the kind of work, `[[llm.fallbacks]]`
+when that model fails in a way another may not, and the spend of the answer after;
+`build_models` makes it from the configuration."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from augure.config.budget import PRICE_KEYS, Priced, Prices, Roles
-from augure.llm.budget import (
+from augure.config.llm import Roles
+from augure.config.settings import Config
+from augure.config.spend import PRICE_KEYS, Priced, Prices
+from augure.llm.client import LLM, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
+from augure.llm.faults import LLMError
+from augure.llm.spend import (
     EMBEDDING,
     HEARTBEAT,
     SKILL,
@@ -21,10 +26,9 @@ from augure.llm.budget import (
     TRANSCRIPTION,
     WORK,
     SpendGate,
+    own_models,
     working_as,
 )
-from augure.llm.client import LLM, LLMResponse, TextSink, ToolCallRequest, ToolCallSink
-from augure.llm.faults import LLMError
 
 log = logging.getLogger(__name__)
 
@@ -249,3 +253,21 @@ def _finalised(watched: _Watched, exc: LLMError, model: str) -> LLMResponse:
     note = f"\n\n[cut off: {exc}]"
     # Tokens were spent, but no usage came: the spend counts them estimated.
     return LLMResponse("".join(watched.text) + note, model=model, usage_reported=False)
+
+
+def build_models(config: Config, llm: LLM, primary: ChatModel, gate: SpendGate | None) -> Models:
+    """The wrapper every caller uses: `primary` answers first (the HTTP client, or a scripted
+    model in tests), then each `[[llm.fallbacks]]` entry on its own client."""
+    entries = [Entry(config.llm.model, primary, config.llm)]
+    for fallback in config.llm.fallbacks:
+        own = config.llm.model_copy(
+            update={
+                "model": fallback.model,
+                "base_url": fallback.base_url or config.llm.base_url,
+                "api_key": fallback.api_key or config.llm.api_key,
+                "fallbacks": [],
+            }
+        )
+        setting = f"{PRICE_KEYS} in its [[llm.fallbacks]] entry"
+        entries.append(Entry(fallback.model, LLM(own), fallback, setting=setting))
+    return Models(entries, config.llm.roles, gate, transcriber=llm, own=own_models(config))

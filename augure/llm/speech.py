@@ -17,6 +17,7 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from augure.common.errors import Unavailable
 from augure.config.voice import VoiceConfig
 from augure.llm.client import LLM
 
@@ -33,7 +34,7 @@ CONVERT_SECONDS = 60.0
 OPUSENC = "opusenc"
 
 
-class SpeechError(Exception):
+class SpeechError(Unavailable):
     """The synthesis failed; the message says why in one line, without the endpoint's body."""
 
 

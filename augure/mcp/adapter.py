@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from augure.mcp.client import McpServer, OversizedAnswer, ServerDown
-from augure.tools.base import Approval, Egress, RunContext, Running, Tool, strings_in
+from augure.tools.arguments import strings_in
+from augure.tools.base import Approval, Egress, RunContext, Running, Tool
 from augure.tools.registry import ToolRegistry, enabled
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 

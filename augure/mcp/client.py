@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from augure.common.errors import Unavailable
 from augure.config.mcp import McpServerSettings, McpSettings, expand
 from augure.host.home import PRIVATE_FOLDER
 from augure.host.logs import FORMAT, LogRedactor, private_rotating_handler
@@ -47,7 +48,7 @@ PING_SECONDS = 10.0
 Listener = Callable[["McpServer", "list[ListedTool]"], None]
 
 
-class ServerDown(Exception):
+class ServerDown(Unavailable):
     """The server cannot take calls now; the message says why and that it is retried."""
 
 
@@ -221,7 +222,7 @@ class McpServer:
 
 
 async def _list_tools(server: str, session: ClientSession, timeout: float) -> list[ListedTool]:
-    """Every page of the server's tools, bounded (docs/mcp.md, "Limits")."""
+    """Every page of the server's tools, bounded (docs/reference/mcp.md, "Limits")."""
     from mcp_types import PaginatedRequestParams
 
     listed: list[ListedTool] = []
@@ -290,7 +291,8 @@ class McpManager:
     async def started(self) -> None:
         """Until every server's first start has ended, but never past `startup_timeout_seconds`
         after `start`: a turn that begins while a server starts gets its tools, and a server
-        that fails fast or hangs costs the first turns that timeout at most (docs/mcp.md)."""
+        that fails fast or hangs costs the first turns that timeout at most
+        (docs/reference/mcp.md)."""
         if self._started_at is None or all(s.settled for s in self.servers.values()):
             return
         elapsed = asyncio.get_running_loop().time() - self._started_at

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx2
 
+from augure.common.errors import NotDone
 from augure.mcp.limits import MESSAGE_LIMIT, too_large
 
 # The SDK's own client defaults (30 s a request, 5 min between events of a stream), held here:
@@ -15,7 +16,8 @@ TIMEOUT_SECONDS = 30.0
 EVENT_STREAM_READ_SECONDS = 300.0
 
 
-class AnswerTooLarge(httpx2.StreamError):
+# A StreamError too: that is what the SDK turns into an error answer to the request.
+class AnswerTooLarge(NotDone, httpx2.StreamError):
     """A `StreamError`: the SDK answers the request with an error quoting it."""
 
 

@@ -1,4 +1,4 @@
-"""How much of an MCP server's output the bot takes (docs/mcp.md, "Limits"): every message
+"""How much of an MCP server's output the bot takes (docs/reference/mcp.md, "Limits"): every message
 is bounded while it arrives, and what the listing puts before the model on every request is
 bounded once listed."""
 
@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import logging
 from typing import TYPE_CHECKING
+
+from augure.common.errors import NotDone
 
 if TYPE_CHECKING:
     from mcp_types import Tool as ListedTool
@@ -28,7 +30,7 @@ PAGE_LIMIT = 100
 OVER_LIMIT = "byte limit"
 
 
-class OversizedAnswer(Exception):
+class OversizedAnswer(NotDone):
     """The server's answer was over `MESSAGE_LIMIT` and was dropped while it arrived."""
 
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 
 from augure.common import data_files
+from augure.common.errors import NotDone
 
 IDENTITY = "identity.md"
 # (file, line number from 1, line); named here because `MemoryStore.list` hides `list` there.
@@ -18,7 +19,7 @@ FileVersion = tuple[tuple[str, ...], int, int, int]
 Versions = list[FileVersion]  # named here: inside MemoryStore, `list` is a method
 
 
-class MemoryPathError(ValueError):
+class MemoryPathError(NotDone):
     pass
 
 

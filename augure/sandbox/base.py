@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from augure.common.errors import Unavailable
 from augure.common.folders import workspace_name
 
 # Per stream. The executor cuts what the model sees at 12,000 characters anyway; keeping more
@@ -36,7 +37,7 @@ BASE_ENV = {
 }
 
 
-class SandboxError(Exception):
+class SandboxError(Unavailable):
     """The sandbox could not be started (not a failure of the command inside it)."""
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from augure.config.settings import SandboxConfig
+from augure.config.execution import SandboxConfig
 from augure.sandbox import seccomp, slirp
 from augure.sandbox.base import (
     MAX_FILE_BYTES,

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from augure.config.settings import SandboxConfig
+from augure.config.execution import SandboxConfig
 from augure.sandbox.base import (
     DRAIN_SECONDS,
     MAX_FILE_BYTES,

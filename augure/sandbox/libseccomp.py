@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from types import TracebackType
 
+from augure.common.errors import Unavailable
+
 # Actions, as seccomp.h defines them (SCMP_ACT_ALLOW, SCMP_ACT_ERRNO(x)).
 ALLOW = 0x7FFF0000
 _ACTION_ERRNO = 0x00050000
@@ -28,11 +30,11 @@ _NR_SCMP_ERROR = -1
 DEBIAN_PACKAGE = "libseccomp2"
 
 
-class LibseccompMissing(OSError):
+class LibseccompMissing(Unavailable):
     """libseccomp.so.2 is not installed, or cannot be loaded."""
 
 
-class UnknownSyscall(ValueError):
+class UnknownSyscall(Unavailable):
     """The name is not a system call this libseccomp knows (an older release, say)."""
 
 

@@ -16,6 +16,7 @@ import errno
 import functools
 import logging
 
+from augure.common.errors import Unavailable
 from augure.sandbox import libseccomp
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ CLONE_NEWUSER = 0x10000000
 TIOCSTI = 0x5412  # pushes keystrokes into the terminal's input: a way out of a session
 
 
-class SeccompUnavailable(RuntimeError):
+class SeccompUnavailable(Unavailable):
     """libseccomp is missing: the sandbox runs without the filter."""
 
 

@@ -15,13 +15,15 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger
 
+from augure.common.errors import NotDone
+
 MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # In cron's order (sun = 0). APScheduler knows the same names, and a name cannot be misread
 # the way its numbers (Monday = 0) are.
 DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 
 
-class CrontabError(ValueError):
+class CrontabError(NotDone):
     """An expression cron would not accept; the message names the field."""
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from augure.config.heartbeat import HeartbeatConfig, active_window
-from augure.llm.budget import BudgetReached
+from augure.llm.spend import BudgetReached
 
 log = logging.getLogger(__name__)
 

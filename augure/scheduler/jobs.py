@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.base import BaseTrigger
 
+from augure.common.errors import NotDone
 from augure.scheduler import crontab
 
 JOB_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -33,7 +34,7 @@ RunSkill = Callable[[str, tuple[str, ...]], Awaitable[str]]  # (skill id, chain)
 SKILL_JOB_PREFIX = "skill:"  # a skill's job id; the colon keeps it apart from owners' job ids
 
 
-class JobError(ValueError):
+class JobError(NotDone):
     """A job that cannot be created as asked; the message is fit for the owner."""
 
 

@@ -1,5 +1,5 @@
-"""A job's run skipped because a `[budget]` cap is reached (docs/spend.md): recorded in the
-run ledger as `skipped`, never delivered as if it had run."""
+"""A job's run skipped because a `[budget]` cap is reached (docs/reference/spend.md): recorded
+in the run ledger as `skipped`, never delivered as if it had run."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from augure.llm.budget import BudgetReached
+from augure.llm.spend import BudgetReached
 from augure.scheduler.jobs import Job
 from augure.store.connection import Database
 

@@ -8,13 +8,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from augure.config.budget import LLMOverrides, Roles
-from augure.config.settings import Config, LLMConfig
-from augure.llm.budget import SKILL_GENERATION, SpendGate, working_as
+from augure.config.llm import LLMConfig, LLMOverrides, Roles
+from augure.config.settings import Config
 from augure.llm.client import LLM
 from augure.llm.faults import LLMError
 from augure.llm.models import Entry, Models
-from augure.llm.prices import coding_priced
+from augure.llm.spend import SKILL_GENERATION, SpendGate, coding_priced, working_as
 from augure.skills.model import (
     SKILL_MD,
     SKILL_PY,

@@ -23,6 +23,7 @@ from urllib.request import url2pathname
 
 import httpx
 
+from augure.common.errors import NotDone
 from augure.tools.netguard import BlockedURL, check_url
 
 SKILL_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -36,7 +37,7 @@ VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){0,2}$")
 SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
-class HubError(Exception):
+class HubError(NotDone):
     """A hub or skill that cannot be used; the message is one line, fit for the owner."""
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import yaml
 
-from augure.scheduler.service import JobError, cron_trigger
+from augure.common.errors import NotDone
+from augure.scheduler.jobs import JobError, cron_trigger
 from augure.skills.hub import MAX_ID_LENGTH, valid_id
 
 SKILL_MD = "SKILL.md"
@@ -24,11 +26,15 @@ TEST_JSON = "test.json"
 FILES = (SKILL_MD, SKILL_PY, TEST_JSON)
 VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 MAX_DESCRIPTION = 1024  # the Agent Skills format's limit
+# A skill's other files (scripts/, references/, assets): plain names, no dot-files, not deep.
+FILE_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+MAX_DEPTH = 6
+MAX_COMPANION_CHARS = 48_000  # of a skill's other files in its turn's prompt
 
 State = Literal["draft", "testing", "active", "paused", "broken"]
 
 
-class SkillError(ValueError):
+class SkillError(NotDone):
     """A skill (or an id) that cannot be used as given; the message is fit for the owner."""
 
 
@@ -42,6 +48,12 @@ def check_id(skill_id: object) -> str:
         )
     assert isinstance(skill_id, str)  # valid_id checked it
     return skill_id
+
+
+def plain_file_name(name: str) -> bool:
+    """A path inside a skill's folder that cannot leave it: `scripts/run.py`, not `../x`."""
+    parts = name.split("/")
+    return len(parts) <= MAX_DEPTH and all(FILE_SEGMENT.match(part) for part in parts)
 
 
 @dataclass
@@ -63,15 +75,29 @@ class SkillMeta:
     tools: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     body: str = ""
+    # The Agent Skills format's optional keys, read and shown; `allowed_tools` counts as
+    # declared tools where a name is one of Augure's (docs/reference/skills.md#hubs).
+    license: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def declared(self, known: Collection[str]) -> tuple[str, ...]:
+        """`tools`, then each `allowed-tools` name that is a tool here."""
+        mapped = (name for name in self.allowed_tools if name in known)
+        return tuple(dict.fromkeys((*self.tools, *mapped)))
 
 
 @dataclass(frozen=True)
-class Prepared:
+class VettedSkill:
     """A hub skill fetched, hash-checked, parsed and scanned: what the owner approves."""
 
     meta: SkillMeta
     files: dict[str, bytes]
     verdict: str
+    hub: str | None = None  # the hub entry it comes from
+    revision: str | None = None  # the commit, for a GitHub hub: pinned at install
+    known: frozenset[str] = frozenset()  # this Augure's tools, to map allowed-tools
+    changes: dict[str, list[str]] | None = None  # against the installed files, for an update
 
     @property
     def digest(self) -> str:
@@ -92,7 +118,8 @@ class Prepared:
             "trigger": self.meta.trigger,
             "schedule": self.meta.schedule,
             "timezone": self.meta.timezone,
-            "tools": list(self.meta.tools),
+            "tools": list(self.meta.declared(self.known)),
+            **self._origin(),
             "scan": self.verdict,
             "files": {
                 name: {
@@ -103,6 +130,26 @@ class Prepared:
             },
             "bundle_sha256": self.digest,
         }
+
+    def _origin(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {}
+        if self.hub is not None:
+            shown["hub"] = self.hub
+        if self.revision is not None:
+            shown["commit"] = self.revision
+        if self.meta.allowed_tools:
+            allowed = self.meta.allowed_tools
+            shown["allowed_tools"] = {
+                "mapped": [name for name in allowed if name in self.known],
+                "not_mapped": [name for name in allowed if name not in self.known],
+            }
+        if self.meta.license:
+            shown["license"] = self.meta.license
+        if self.meta.metadata:
+            shown["metadata"] = self.meta.metadata
+        if self.changes is not None:
+            shown["changes"] = self.changes
+        return shown
 
 
 @dataclass(frozen=True)
@@ -169,7 +216,26 @@ def _meta(front: dict[str, Any], body: str, expected_id: str | None) -> SkillMet
         tools=_names(front.get("tools"), "tools"),
         tags=_names(front.get("tags"), "tags"),
         body=body,
+        license=_license(front.get("license")),
+        allowed_tools=_names(front.get("allowed-tools"), "allowed-tools"),
+        metadata=_metadata(front.get("metadata")),
     )
+
+
+def _license(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SkillError("SKILL.md: license must be a string (a name or a file)")
+    return " ".join(value.split())[:200]
+
+
+def _metadata(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise SkillError("SKILL.md: metadata must be a mapping of names to values")
+    return {k: " ".join(str(v).split())[:200] for k, v in value.items()}
 
 
 def _names(value: Any, key: str) -> tuple[str, ...]:
@@ -213,6 +279,26 @@ def render_skill_md(meta: SkillMeta) -> str:
     front["tags"] = list(meta.tags)
     dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True).strip()
     return f"---\n{dumped}\n---\n\n{meta.body}\n"
+
+
+def companions_text(files: dict[str, bytes]) -> str:
+    """A skill's other files for its turn's prompt: references to read and scripts, which run
+    only through sandbox_exec (so the owner is asked); nothing else ever executes them."""
+    if not files:
+        return ""
+    parts = [
+        "\n\n# The skill's other files\nA script here runs only if you pass it to "
+        "sandbox_exec (write it into the workspace and run it there in one command)."
+    ]
+    budget = MAX_COMPANION_CHARS
+    for name, data in sorted(files.items()):
+        text = data.decode("utf-8", errors="replace")
+        if len(text) > budget:
+            parts.append(f"## {name}\n(not shown: past the {MAX_COMPANION_CHARS} characters kept)")
+            continue
+        budget -= len(text)
+        parts.append(f"## {name}\n```\n{text}\n```")
+    return "\n\n".join(parts)
 
 
 def bump(version: str) -> str:

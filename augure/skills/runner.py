@@ -56,7 +56,7 @@ async def run_skill_code(code: str, ctx: RunContext) -> RunResult:
 
 
 async def check_files(
-    meta: SkillMeta, files: dict[str, bytes], registry: ToolRegistry, limits: runtime.Limits
+    meta: SkillMeta, files: dict[str, bytes], registry: ToolRegistry, limits: runtime.RunLimits
 ) -> CheckResult:
     """A code skill's test.json against its skill.py; an instruction skill has none."""
     if SKILL_PY not in files:
@@ -76,7 +76,7 @@ async def check_skill_code(
     tools: Sequence[str],
     test: SkillTest,
     registry: ToolRegistry,
-    limits: runtime.Limits,
+    limits: runtime.RunLimits,
 ) -> CheckResult:
     """Run `code` with each declared tool answering from `test.answers`, then check the output."""
 

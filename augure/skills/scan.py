@@ -18,7 +18,9 @@ skills hide a payload instead, so each rule flags one way of hiding or escaping:
   more than 20 codes, `bytes.fromhex`, `codecs`, `base64` and kin, `.decode("rot13")`: ways to
   run code the scan cannot read, or to climb out of the sandbox through object internals.
 - `dangerous-import`: `os`, `subprocess`, `socket` and other modules that reach past `api`;
-  `dangerous-name`: a file other than SKILL.md, skill.py and test.json.
+  `dangerous-name`: a file other than SKILL.md, skill.py and test.json (a skill from a GitHub
+  hub may carry other files, `scripts/` and `references/`: each is scanned as text, and a
+  script runs only through `sandbox_exec`).
 - `syntax-error`: skill.py that does not parse cannot be checked.
 - `exfiltration`: declared tools that read the owner's data (memory, mail, files, ...) next
   to tools that send requests anywhere unasked (`http` GET, `browser`).
@@ -43,7 +45,16 @@ VERDICT_LIMIT = 500
 # no approval (a GET still carries data in its URL). Search and GitHub queries go to the
 # provider the owner chose, which the author of a skill cannot read.
 PRIVATE_SOURCES = frozenset(
-    {"memory_read", "email", "files", "github", "read_output", "sandbox_exec", "opencode"}
+    {
+        "memory_read",
+        "email",
+        "calendar",
+        "files",
+        "github",
+        "read_output",
+        "sandbox_exec",
+        "opencode",
+    }
 )
 SILENT_EGRESS = frozenset({"http", "browser"})
 MAX_CHR = 20
@@ -124,12 +135,18 @@ class ScanResult:
 
 
 def scan(
-    files: dict[str, bytes], declared_tools: Sequence[str], known_tools: Collection[str]
+    files: dict[str, bytes],
+    declared_tools: Sequence[str],
+    known_tools: Collection[str],
+    *,
+    companions: bool = False,
 ) -> ScanResult:
+    """`companions`: the skill comes in the Agent Skills layout, whose other files
+    (scripts/, references/, assets) are allowed beside it and scanned as text."""
     findings: list[Finding] = []
     order = {name: index for index, name in enumerate(ALLOWED_FILES)}
     for name in sorted(files, key=lambda n: (order.get(n, len(order)), n)):
-        findings += _scan_file(name, files[name], declared_tools)
+        findings += _scan_file(name, files[name], declared_tools, companions)
     findings += [
         Finding("SKILL.md", 0, "unknown-tool", f"declares tool {tool!a}, which Augure lacks")
         for tool in declared_tools
@@ -159,11 +176,10 @@ def _exfiltration(declared: Sequence[str]) -> list[Finding]:
     ]
 
 
-def _scan_file(name: str, data: bytes, declared: Sequence[str]) -> list[Finding]:
+def _scan_file(name: str, data: bytes, declared: Sequence[str], companions: bool) -> list[Finding]:
     shown = name if name in ALLOWED_FILES else ascii(name)
-    found = (
-        [] if name in ALLOWED_FILES else [Finding(shown, 0, "dangerous-name", "unexpected file")]
-    )
+    expected = name in ALLOWED_FILES or companions
+    found = [] if expected else [Finding(shown, 0, "dangerous-name", "unexpected file")]
     kind = _binary(data)
     if kind:
         return [*found, Finding(shown, 0, "binary", f"is {kind}")]

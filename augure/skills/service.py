@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
@@ -22,17 +21,19 @@ from augure.codemode.tool import api_tools
 from augure.common.caller import Reading
 from augure.config.settings import Config
 from augure.llm.models import Models
-from augure.scheduler.service import JobError, Scheduler
-from augure.skills import generate, hub, scan
+from augure.scheduler.jobs import JobError
+from augure.scheduler.runner import Scheduler
+from augure.skills import generate
+from augure.skills.install import Installer
 from augure.skills.model import (
     FILES,
     SKILL_MD,
     Catalog,
-    Prepared,
     SkillError,
     SkillMeta,
     bump,
     check_id,
+    companions_text,
     parse_skill_md,
     render_skill_md,
 )
@@ -48,7 +49,6 @@ log = logging.getLogger(__name__)
 SKILL_TOOLS = frozenset(
     {"create_skill", "list_skills", "run_skill", "manage_skill", "install_skill"}
 )
-PREPARED_KEPT = 32  # hub skills awaiting a press; older ones are fetched again if approved
 WATCH_SECONDS = 2.0  # how soon changes made by another process (the CLI) reach the prompt
 BUNDLED_KEY = "skills.bundled."  # + id: installed once; a skill the owner deleted stays gone
 
@@ -78,9 +78,7 @@ class SkillService:
         self.scheduler = scheduler
         self.llm = llm
         self._coding = generate.coding_llm(config, llm.gate)
-        # Shown in an approval, installed after the press: by bundle digest, so two pending
-        # requests (or a hub that changed in between) never hand one the other's files.
-        self._prepared: OrderedDict[str, Prepared] = OrderedDict()
+        self.hubs = Installer(self)  # installs and updates from hubs
         self._watcher: asyncio.Task[None] | None = None
 
     @property
@@ -111,9 +109,9 @@ class SkillService:
         tools = [self.registry.get(n) for n in sorted(self.known_tools())]
         return [stubs.stub(t, brief=True) for t in tools if t is not None]
 
-    def _limits(self) -> runtime.Limits:
+    def _limits(self) -> runtime.RunLimits:
         code_mode = self.config.code_mode
-        return runtime.Limits(code_mode.timeout_seconds, code_mode.max_tool_calls)
+        return runtime.RunLimits(code_mode.timeout_seconds, code_mode.max_tool_calls)
 
     # -- first run, catalog ------------------------------------------------------------
 
@@ -159,7 +157,7 @@ class SkillService:
     async def check(self, meta: SkillMeta, files: dict[str, bytes]) -> CheckResult:
         return await check_files(meta, files, self.registry, self._limits())
 
-    async def _activate(self, meta: SkillMeta) -> None:
+    async def activate(self, meta: SkillMeta) -> None:
         await self.files.set_state(meta.name, "active")
         await self._schedule(meta)
         await self.refresh_catalog()
@@ -198,7 +196,7 @@ class SkillService:
             )
             result = await self.check(draft.meta, draft.files)
             if result.passed:
-                await self._activate(draft.meta)
+                await self.activate(draft.meta)
                 when = (
                     f"scheduled `{draft.meta.schedule}`"
                     if draft.meta.trigger == "cron"
@@ -230,7 +228,7 @@ class SkillService:
         meta = self.files.meta(skill_id)
         # Whoever runs it (the chat, a job, the CLI), the skill is one more link, and it may
         # use only the tools it declares, within what its caller may use.
-        allowed = set(meta.tools) & self.known_tools()
+        allowed = set(meta.declared(self.known_tools()))
         run_id = await self.files.run_started(skill_id, ctx.origin)  # who ran it
         ctx = ctx.via(f"skill:{skill_id}", tools=allowed)
         if ctx.caller.reading is None:  # a schedule's or the CLI's run: its code, not the owner's
@@ -271,6 +269,7 @@ class SkillService:
         prompt = (
             f"Run the skill {meta.name} now ({meta.description}). Follow its instructions and "
             f"answer with the result for the owner.\n\n{meta.body}"
+            + companions_text(self.files.companions(meta.name))
         )
         started = time.time()
         tools = ctx.allowed_tools if ctx.allowed_tools is not None else meta.tools
@@ -323,7 +322,7 @@ class SkillService:
             record.id, state="active", version=repaired.version, source=record.source
         )
         await self.files.set_failures(record.id, failures)
-        await self._activate(repaired)
+        await self.activate(repaired)
         return (
             f"Skill {record.id} failed ({failures}/{self.max_failures}); it was repaired "
             f"and tested: now version {repaired.version}."
@@ -343,7 +342,7 @@ class SkillService:
         if record.state != "paused":
             raise SkillError(f"skill {skill_id} is {record.state}, not paused")
         await self.files.set_failures(record.id, 0)
-        await self._activate(self.files.meta(skill_id))
+        await self.activate(self.files.meta(skill_id))
         return f"Skill {skill_id} is active again."
 
     async def delete(self, skill_id: str) -> str:
@@ -353,83 +352,3 @@ class SkillService:
         await self.files.forget(skill_id)
         await self.refresh_catalog()
         return f"Skill {skill_id} is deleted."
-
-    # -- the hub -----------------------------------------------------------------------
-
-    async def prepare(self, skill_id: str) -> Prepared | str:
-        """Fetch, hash-check, parse and scan a hub skill. A string is why it is refused."""
-        try:
-            check_id(skill_id)
-        except SkillError as exc:
-            return str(exc)
-        hub_url = self.config.skills.hub_url
-        if not hub_url:
-            return "no skill hub is configured: set skills.hub_url"
-        private = bool(self.config.tools.section("http").get("allow_private_networks"))
-        try:
-            manifest = await hub.fetch_manifest(hub_url, allow_private=private)
-            entry = next((s for s in manifest if s.id == skill_id), None)
-            if entry is None:
-                return f"the hub has no skill {skill_id!r}"
-            record = await self.files.record(skill_id)
-            if record is not None and not hub.newer(entry.version, record.version):
-                return (
-                    f"skill {skill_id} {record.version} is installed; the hub's {entry.version} "
-                    "is not newer"
-                )
-            files = await hub.fetch_skill(hub_url, entry, allow_private=private)
-        except hub.HubError as exc:
-            return f"refused {skill_id}: {exc}"
-        extra = sorted(set(files) - set(FILES))
-        if extra or SKILL_MD not in files:
-            return f"refused {skill_id}: a skill holds SKILL.md, skill.py, test.json; got {extra}"
-        try:
-            meta = parse_skill_md(files[SKILL_MD].decode("utf-8"), skill_id)
-        except (SkillError, UnicodeDecodeError) as exc:
-            return f"refused {skill_id}: {exc}"
-        result = scan.scan(files, meta.tools, self.known_tools())
-        if not result.ok:
-            return f"refused {skill_id}: the static scan failed: {result.verdict()}"
-        prepared = Prepared(meta, files, result.verdict())
-        self._prepared[prepared.digest] = prepared
-        self._prepared.move_to_end(prepared.digest)
-        while len(self._prepared) > PREPARED_KEPT:
-            self._prepared.popitem(last=False)
-        return prepared
-
-    async def install(self, skill_id: str, approved: dict[str, Any] | None = None) -> str:
-        """Install exactly what the owner approved (`approved`, the summary they were shown),
-        or, with approval off, what the hub serves now."""
-        if approved is None:
-            prepared: Prepared | str = await self.prepare(skill_id)
-        else:
-            found = self._prepared.pop(str(approved.get("bundle_sha256")), None)
-            if found is None or found.meta.name != skill_id:
-                raise SkillError(
-                    f"what was approved for {skill_id} is no longer at hand; ask again"
-                )
-            prepared = found
-        if isinstance(prepared, str):
-            raise SkillError(prepared)
-        meta, files = prepared.meta, prepared.files
-        previous = await self.files.record(skill_id)
-        if previous is None or not self.files.exists(skill_id):
-            self.files.write(skill_id, files)
-            await self.files.put(skill_id, state="testing", version=meta.version, source="hub")
-            result = await self.check(meta, files)
-            if not result.passed:
-                await self.files.set_state(skill_id, "broken", result.detail)
-                raise SkillError(f"skill {skill_id} installed but broken: {result.detail}")
-            await self._activate(meta)
-            return f"Installed skill {skill_id} {meta.version} (active): {meta.description}"
-        result = await self.check(meta, files)
-        if not result.passed:
-            return (
-                f"Kept skill {skill_id} {previous.version}: the new version {meta.version} "
-                f"failed its test: {result.detail}"
-            )
-        self.files.write(skill_id, files, staging=True)
-        self.files.promote(skill_id)
-        await self.files.put(skill_id, state="active", version=meta.version, source="hub")
-        await self._activate(meta)
-        return f"Updated skill {skill_id} from {previous.version} to {meta.version} (active)."

@@ -23,12 +23,14 @@ from augure.skills.model import (
     SkillMeta,
     check_id,
     parse_skill_md,
+    plain_file_name,
 )
 from augure.store.state import Store
 
 log = logging.getLogger(__name__)
 
 STAGING = ".staging"  # an update is tested here before it replaces the installed folder
+COLUMNS = "id, state, version, source, failures, reason, updated_at, hub, revision"
 
 
 def bundled_dir() -> Path | None:
@@ -48,6 +50,8 @@ class SkillRecord:
     failures: int
     reason: str | None
     updated_at: float
+    hub: str | None = None  # the hub entry it was installed from
+    revision: str | None = None  # a GitHub hub's commit, pinned
 
 
 @dataclass(frozen=True)
@@ -92,16 +96,29 @@ class SkillStore:
     def code(self, skill_id: str) -> str | None:
         return self.read(skill_id, SKILL_PY)
 
-    def write(self, skill_id: str, files: dict[str, bytes], *, staging: bool = False) -> Path:
-        """Write exactly `files` (names from FILES) into a fresh folder; returns it."""
+    def write(
+        self,
+        skill_id: str,
+        files: dict[str, bytes],
+        *,
+        staging: bool = False,
+        companions: bool = False,
+    ) -> Path:
+        """Write exactly `files` (names from FILES; with `companions`, also the plain paths of
+        an Agent Skills folder) into a fresh folder; returns it."""
         target = self.root / STAGING / check_id(skill_id) if staging else self.folder(skill_id)
         if target.exists():
             shutil.rmtree(target)
         target.mkdir(parents=True)
         for name, content in files.items():
-            if name not in FILES:
+            if name not in FILES and not (companions and plain_file_name(name)):
                 raise SkillError(f"a skill holds only {', '.join(FILES)}, not {name!r}")
-            (target / name).write_bytes(content)
+            path = target / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Never executable, whatever mode the hub gave it: a script runs only through
+            # sandbox_exec, which asks (docs/reference/skills.md#hubs).
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "wb") as out:
+                out.write(content)
         return target
 
     def promote(self, skill_id: str) -> None:
@@ -130,12 +147,25 @@ class SkillStore:
             if (folder / name).is_file() and not (folder / name).is_symlink()
         }
 
+    def companions(self, skill_id: str) -> dict[str, bytes]:
+        """The skill's other files (scripts/, references/, assets), by path in its folder."""
+        folder = self.folder(skill_id)
+        if not folder.is_dir():
+            return {}
+        found = {}
+        for path in sorted(folder.rglob("*")):
+            name = path.relative_to(folder).as_posix()
+            if name in FILES or path.is_symlink() or not path.is_file():
+                continue
+            if plain_file_name(name):
+                found[name] = path.read_bytes()
+        return found
+
     # -- state ---------------------------------------------------------------------------
 
     async def record(self, skill_id: str) -> SkillRecord | None:
         row = await self.db.fetchone(
-            "SELECT id, state, version, source, failures, reason, updated_at FROM skills "
-            "WHERE id = ?",
+            f"SELECT {COLUMNS} FROM skills WHERE id = ?",
             (check_id(skill_id),),
         )
         return SkillRecord(*row) if row else None
@@ -143,10 +173,7 @@ class SkillStore:
     async def records(self) -> list[SkillRecord]:
         return [
             SkillRecord(*row)
-            for row in await self.db.fetchall(
-                "SELECT id, state, version, source, failures, reason, updated_at FROM skills "
-                "ORDER BY id"
-            )
+            for row in await self.db.fetchall(f"SELECT {COLUMNS} FROM skills ORDER BY id")
         ]
 
     async def existing(self, skill_id: str) -> SkillRecord:
@@ -175,6 +202,8 @@ class SkillStore:
         when = f"cron `{meta.schedule}`" if meta.trigger == "cron" else "manual"
         lines = [
             f"{skill_id} {record.version} — {record.state} ({record.source}), {when}",
+            *([f"hub: {record.hub}"] if record.hub else []),
+            *([f"commit: {record.revision}"] if record.revision else []),
             meta.description,
             f"tools: {', '.join(meta.tools) or 'none'}; tags: {', '.join(meta.tags) or 'none'}",
             f"failures: {record.failures}/{max_failures}"
@@ -218,16 +247,25 @@ class SkillStore:
         return (int(row[0]), float(row[1])) if row else (0, 0.0)
 
     async def put(
-        self, skill_id: str, *, state: str, version: str, source: str, reason: str | None = None
+        self,
+        skill_id: str,
+        *,
+        state: str,
+        version: str,
+        source: str,
+        reason: str | None = None,
+        hub: str | None = None,
+        revision: str | None = None,
     ) -> None:
         """Create or replace the record; a new version starts with no failures."""
         now = time.time()
         await self.db.execute(
             "INSERT INTO skills (id, state, version, source, failures, reason, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-            "state = excluded.state, version = excluded.version, source = excluded.source, "
-            "failures = 0, reason = excluded.reason, updated_at = excluded.updated_at",
-            (check_id(skill_id), state, version, source, reason, now, now),
+            "updated_at, hub, revision) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET state = excluded.state, version = excluded.version, "
+            "source = excluded.source, failures = 0, reason = excluded.reason, "
+            "updated_at = excluded.updated_at, hub = excluded.hub, revision = excluded.revision",
+            (check_id(skill_id), state, version, source, reason, now, now, hub, revision),
         )
 
     async def set_state(self, skill_id: str, state: str, reason: str | None = None) -> None:

@@ -131,7 +131,7 @@ def _manage_skill(service: SkillService) -> Tool:
 
 def _install_skill(service: SkillService) -> Tool:
     async def install_preview(arguments: Any, ctx: RunContext) -> dict[str, Any] | str:
-        prepared = await service.prepare(arguments.skill_id)
+        prepared = await service.hubs.prepare(arguments.skill_id, arguments.hub)
         return prepared if isinstance(prepared, str) else prepared.summary()
 
     @tool(
@@ -139,19 +139,25 @@ def _install_skill(service: SkillService) -> Tool:
         egress=Egress.WRITE,
         deferred=True,
         target=lambda p: f"install_skill:{p.skill_id}",
-        # Rules name the version: "Always allow" covers this id at this version only.
-        refine=lambda p, shown: f"install_skill:{p.skill_id}@{shown.get('version', '?')}",
+        # Rules name the version, or a GitHub skill's commit (its version may never change):
+        # "Always allow" covers this id at exactly what was shown.
+        refine=lambda p, shown: (
+            f"install_skill:{p.skill_id}@{shown.get('commit') or shown.get('version', '?')}"
+        ),
         preview=install_preview,
         timeout=300.0,
     )
     async def install_skill(
         ctx: RunContext,
-        skill_id: Annotated[str, Field(description="the id of a skill on the skill hub")],
+        skill_id: Annotated[str, Field(description="the id of a skill on a skill hub")],
+        hub: Annotated[
+            str | None, Field(description="which configured hub (default: the first with it)")
+        ] = None,
     ) -> ToolResult:
-        """Install or update a skill from the skill hub. A hash check and a static scan come
+        """Install or update a skill from the skill hubs. A hash check and a static scan come
         first; it is tested before it becomes active."""
         try:
-            return ToolResult.ok(await service.install(skill_id, ctx.approved))
+            return ToolResult.ok(await service.hubs.install(skill_id, ctx.approved, hub))
         except SkillError as exc:
             return ToolResult.error(str(exc))
 

@@ -45,7 +45,7 @@ RECALL_TOOL = "recall"
 
 
 @dataclass(frozen=True)
-class Entry:
+class ArchivedMessage:
     id: int
     chat_id: str
     role: str
@@ -171,7 +171,7 @@ class Archive:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def search(self, query: str, window: Window, limit: int) -> list[Entry]:
+    async def search(self, query: str, window: Window, limit: int) -> list[ArchivedMessage]:
         """The best `limit` matches, best first (BM25)."""
         words = query_words(query)
         if not words:
@@ -199,7 +199,7 @@ class Archive:
         row = await self.db.fetchone("SELECT started_at FROM turns WHERE id = ?", (turn_id,))
         return float(row[0]) if row else None
 
-    async def entries(self, ids: Sequence[int]) -> list[Entry]:
+    async def entries(self, ids: Sequence[int]) -> list[ArchivedMessage]:
         """The entries with these ids (an excerpt: the text's beginning), in that order."""
         if not ids:
             return []
@@ -281,7 +281,7 @@ def closest(
     return heapq.nlargest(limit, scored, key=lambda pair: pair[1])
 
 
-def _entry(row: sqlite3.Row, excerpt: str, score: float = 0.0) -> Entry:
-    return Entry(
+def _entry(row: sqlite3.Row, excerpt: str, score: float = 0.0) -> ArchivedMessage:
+    return ArchivedMessage(
         row["id"], row["chat_id"], row["role"], row["created_at"], excerpt, row["source"], score
     )

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from augure.common.errors import Unavailable, UsageError
 from augure.host.home import PRIVATE_FILE, tighten
 
 log = logging.getLogger(__name__)
@@ -38,11 +39,11 @@ BUSY_SECONDS = 30.0
 ATTEMPT_TIMEOUT_MS = 200
 
 
-class StateError(Exception):
+class StateError(UsageError):
     """state.db cannot be used at all (corrupt, unreadable, disk full): stop, say how to fix."""
 
 
-class StoreBusy(Exception):
+class StoreBusy(Unavailable):
     """The database stayed locked by someone else for longer than we wait."""
 
     def __str__(self) -> str:

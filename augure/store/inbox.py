@@ -1,4 +1,5 @@
-"""Messages taken in and not yet answered (docs/durability.md, "Messages waiting to be folded").
+"""Messages taken in and not yet answered (docs/reference/durability.md, "Messages waiting to
+be folded").
 
 Telegram counts a message delivered as soon as the bot has read it, while the channel may hold
 it for the fold window or behind a running turn. Each message is stored here on arrival; the
@@ -14,22 +15,20 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from augure.common.content import Content
+from augure.common.errors import NotDone
 from augure.store.connection import Database
-
-Content = str | list[dict[str, Any]]
-
 
 # A delivery from the channel: the update's id and a digest of its content, so that a resend
 # (same id, same content) is told from a new update that reuses an id.
-Delivery = tuple[int, str]
+UpdateKey = tuple[int, str]
 # Telegram keeps an unconfirmed update for 24 hours; a taken id is kept twice that long.
 # (After a week without updates Telegram picks the next id at random: kept ids are long gone.)
 KEEP_TAKEN_SECONDS = 2 * 24 * 3600
 
 
-class AlreadyAnswered(RuntimeError):
+class AlreadyAnswered(NotDone):
     """A batch named a waiting message that another turn has already taken: answering it
     again would answer it twice, so the turn is not begun."""
 
@@ -54,7 +53,7 @@ class Inbox:
         album: str | None = None,
         *,
         spoken: bool = False,
-        delivery: Delivery | None = None,
+        delivery: UpdateKey | None = None,
     ) -> int:
         """`delivery` (the update's id and digest): recorded as taken in the same transaction,
         so a message is either stored and known taken, or neither and Telegram sends it
@@ -81,10 +80,10 @@ class Inbox:
 
         return await self.db.write(insert)
 
-    async def taken_updates(self) -> set[Delivery]:
+    async def taken_updates(self) -> set[UpdateKey]:
         """The updates taken in the last KEEP_TAKEN_SECONDS; older ones are forgotten."""
 
-        def prune_and_read(connection: sqlite3.Connection) -> set[Delivery]:
+        def prune_and_read(connection: sqlite3.Connection) -> set[UpdateKey]:
             cutoff = time.time() - KEEP_TAKEN_SECONDS
             connection.execute("DELETE FROM taken_updates WHERE taken_at < ?", (cutoff,))
             rows = connection.execute("SELECT update_id, digest FROM taken_updates")
@@ -92,10 +91,10 @@ class Inbox:
 
         return await self.db.write(prune_and_read)
 
-    async def record_update(self, delivery: Delivery) -> None:
+    async def record_update(self, delivery: UpdateKey) -> None:
         await self.db.write(lambda connection: _note_taken(connection, delivery))
 
-    async def park(self, held: list[tuple[Delivery, str]]) -> None:
+    async def park(self, held: list[tuple[UpdateKey, str]]) -> None:
         """Updates still being handled, each with its whole body as JSON: kept until taken,
         so Telegram may be told to forget them."""
 
@@ -149,7 +148,7 @@ def consume(connection: sqlite3.Connection, ids: Sequence[int], *, strict: bool 
         raise AlreadyAnswered(f"{len(set(ids)) - deleted} of {len(ids)} waiting messages")
 
 
-def _note_taken(connection: sqlite3.Connection, delivery: Delivery) -> None:
+def _note_taken(connection: sqlite3.Connection, delivery: UpdateKey) -> None:
     now = time.time()
     connection.execute(
         "INSERT OR IGNORE INTO taken_updates (update_id, digest, taken_at) VALUES (?, ?, ?)",

@@ -271,7 +271,7 @@ MIGRATIONS: list[str] = [
         ORDER BY m.id
     ) WHERE text != '';
     """,
-    # Every model call and what it cost (docs/spend.md): counted against [budget] across
+    # Every model call and what it cost (docs/reference/spend.md): counted against [budget] across
     # restarts, by kind of work; a call the budget refused is a row too (`skipped`). cost_usd
     # NULL: the model has no price, an unknown cost, never a free one. The running total of
     # each day and month ("day:2026-11-26") is kept beside, so the check before every call
@@ -304,7 +304,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (period, kind)
     );
     """,
-    # Messages taken in but not yet answered (docs/durability.md, "Messages waiting to be
+    # Messages taken in but not yet answered (docs/reference/durability.md, "Messages waiting to be
     # folded"): stored on arrival, before they wait for the fold window or a running turn,
     # and deleted by the transaction that stores them with their turn. `id` is the arrival
     # order, never reused, so a batch can only consume its own rows; `content_format` 'json'
@@ -320,12 +320,12 @@ MIGRATIONS: list[str] = [
         received_at REAL NOT NULL
     );
     """,
-    # Telegram updates a run has taken (docs/durability.md, "Updates Telegram resends"): an
-    # update is confirmed to Telegram only once it is handled, so one handled just before a
-    # kill comes again and is skipped. Written with the inbox row when the update carried a
-    # message; kept two days (Telegram keeps an update one). The digest of the update tells a
-    # resend from another update under the same id (Telegram numbers from a new point after a
-    # week's silence; another bot token counts from its own).
+    # Telegram updates a run has taken (docs/reference/durability.md, "Updates Telegram
+    # resends"): an update is confirmed to Telegram only once it is handled, so one handled
+    # just before a kill comes again and is skipped. Written with the inbox row when the update
+    # carried a message; kept two days (Telegram keeps an update one). The digest of the update
+    # tells a resend from another update under the same id (Telegram numbers from a new point
+    # after a week's silence; another bot token counts from its own).
     """
     CREATE TABLE taken_updates (
         update_id INTEGER NOT NULL,
@@ -346,7 +346,7 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE model_calls ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
     """,
-    # Telegram updates parked while still being handled (docs/durability.md, "Updates
+    # Telegram updates parked while still being handled (docs/reference/durability.md, "Updates
     # Telegram resends"): Telegram hands out at most 100 updates from the offset, so updates
     # held behind a slow one hid every newer one. Parked here (the whole update), the offset
     # may pass them; a row goes in the transaction that records its update taken, and a
@@ -359,5 +359,12 @@ MIGRATIONS: list[str] = [
         parked_at REAL NOT NULL,
         PRIMARY KEY (update_id, digest)
     );
+    """,
+    # Where a hub skill came from (docs/reference/skills.md#hubs): the hub entry it was
+    # installed from and, for a GitHub hub, the commit its files were taken at (pinned: an
+    # update offers a newer commit and asks again).
+    """
+    ALTER TABLE skills ADD COLUMN hub TEXT;
+    ALTER TABLE skills ADD COLUMN revision TEXT;
     """,
 ]

@@ -1,5 +1,5 @@
 """The spend ledger in state.db: each model call with its tokens and cost, and the notices
-sent once per budget period (docs/spend.md)."""
+sent once per budget period (docs/reference/spend.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class ModelCall:
 
 
 @dataclass
-class Tally:
+class CallTotals:
     """One period's calls, for one origin or all of them."""
 
     calls: int = 0
@@ -37,7 +37,7 @@ class Tally:
     unpriced_calls: int = 0  # answered calls whose cost is unknown
     estimated_calls: int = 0  # answered calls whose tokens are estimated (no usage reported)
 
-    def add(self, other: Tally) -> None:
+    def add(self, other: CallTotals) -> None:
         for name in vars(self):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
@@ -45,9 +45,9 @@ class Tally:
 @dataclass
 class Period:
     key: str  # the day or the month
-    total: Tally = field(default_factory=Tally)
-    by_origin: dict[str, Tally] = field(default_factory=dict)
-    by_model: dict[str, Tally] = field(default_factory=dict)
+    total: CallTotals = field(default_factory=CallTotals)
+    by_origin: dict[str, CallTotals] = field(default_factory=dict)
+    by_model: dict[str, CallTotals] = field(default_factory=dict)
 
 
 _SUMS = (
@@ -102,7 +102,7 @@ class Ledger:
                 (key,),
             )
             for name, *sums in rows:
-                into[name] = Tally(*(value or 0 for value in sums))
+                into[name] = CallTotals(*(value or 0 for value in sums))
         for tally in found.by_origin.values():
             found.total.add(tally)
         return found

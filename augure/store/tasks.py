@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from augure.store.connection import Database
 
-Status = Literal["running", "done", "failed", "cancelled", "interrupted"]
-STATUSES: tuple[Status, ...] = ("running", "done", "failed", "cancelled", "interrupted")
+TaskState = Literal["running", "done", "failed", "cancelled", "interrupted"]
+STATUSES: tuple[TaskState, ...] = ("running", "done", "failed", "cancelled", "interrupted")
 # Short ids the owner can type back (`task_cancel`, the CLI): no 0/o, 1/l look-alikes.
 ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 ID_LENGTH = 6
@@ -30,7 +30,7 @@ class TaskRow:
     chat_id: str
     tool: str
     arguments: dict[str, Any]  # redacted, as the owner would be shown them
-    status: Status
+    status: TaskState
     progress: str | None
     result: str | None  # as the model reads it, without the untrusted marker: see `source`
     invocation: str | None
@@ -111,7 +111,7 @@ class Tasks:
     async def finish(
         self,
         task_id: str,
-        status: Status,
+        status: TaskState,
         result: str,
         progress: str | None = None,
         source: str | None = None,
@@ -130,7 +130,7 @@ class Tasks:
         self,
         limit: int = 20,
         offset: int = 0,
-        status: Status | None = None,
+        status: TaskState | None = None,
         chat_id: str | None = None,
     ) -> builtins.list[TaskRow]:
         """Newest first; running ones first among them when no status is asked for. With

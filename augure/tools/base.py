@@ -11,13 +11,16 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ValidationError, create_model
 
 from augure.approval.rules import literal
 from augure.common.caller import Caller, Offer
+from augure.tools.arguments import arguments_model, compact_schema, describe
 from augure.tools.result import Artifact, ErrorKind, ToolError, ToolResult
 
-__all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult"]
+# What a tool module needs, from one import: its results, and the line an invalid settings
+# section is refused with.
+__all__ = ["Artifact", "ErrorKind", "ToolError", "ToolResult", "describe"]
 
 if TYPE_CHECKING:
     from augure.config.settings import Config
@@ -133,10 +136,6 @@ ToolFunction = Callable[..., Awaitable["ToolResult | str"]]
 StepsFunction = Callable[..., AsyncIterator["str | ToolResult"]]
 Execute = Callable[[str, "str | dict[str, Any]", "RunContext"], Awaitable[ToolResult]]
 ConfigCheck = Callable[["Config"], "str | None"]
-
-
-class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 Classify = Callable[[Any, "Config"], Egress]
@@ -340,33 +339,6 @@ def _built(model: type[BaseModel] | Callable[[], type[BaseModel]]) -> type[BaseM
     return model if isinstance(model, type) else model()
 
 
-def strings_in(arguments: BaseModel) -> list[str]:
-    """Every text among a call's arguments, however deep."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                walk(item)
-
-    walk(arguments.model_dump())
-    return found
-
-
-def describe(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "arguments"
-        message = "unexpected parameter" if error["type"] == "extra_forbidden" else error["msg"]
-        parts.append(f"{where}: {message}")
-    return "; ".join(parts)
-
-
 def tool(
     name: str | None = None,
     *,
@@ -411,7 +383,7 @@ def tool(
         return Tool(
             name=name or function.__name__,
             description=inspect.cleandoc(function.__doc__ or "").replace("\n", " "),
-            model=functools.partial(_arguments_model, function),
+            model=functools.partial(arguments_model, function),
             function=typing.cast(ToolFunction, function),
             approval=approval,
             running=running,
@@ -424,54 +396,3 @@ def tool(
         )
 
     return wrap
-
-
-def _arguments_model(function: ToolFunction | StepsFunction) -> type[BaseModel]:
-    """The model of a tool function's parameters after `ctx`, from its type hints."""
-    hints = typing.get_type_hints(function, include_extras=True)
-    fields: dict[str, Any] = {}
-    parameters = inspect.signature(function).parameters.items()
-    for index, (param_name, param) in enumerate(parameters):
-        if index == 0:
-            continue  # the RunContext
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param_name] = (hints[param_name], default)
-    return create_model(f"{function.__name__}_params", __base__=_Params, **fields)
-
-
-def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Pydantic's schema minus what costs tokens and tells the model nothing."""
-
-    def clean(node: Any, names: bool = False) -> Any:
-        if isinstance(node, dict):
-            # Keys under "properties" are parameter names (a tool may take `title`), not the
-            # "title" labels pydantic adds everywhere else.
-            node = {
-                k: clean(v, k == "properties") for k, v in node.items() if names or k != "title"
-            }
-            if not names:
-                # JSON Schema's defaults spelled out ("any extra key", "items of any type").
-                if node.get("additionalProperties") is True:
-                    node.pop("additionalProperties")
-                if node.get("items") == {}:
-                    node.pop("items")
-            options = node.get("anyOf")
-            if isinstance(options, list) and {"type": "null"} in options and not names:
-                # Optional parameters: "null" tells the model nothing that omitting them doesn't.
-                kept = [o for o in options if o != {"type": "null"}]
-                node.pop("anyOf")
-                node = {**kept[0], **node} if len(kept) == 1 else {"anyOf": kept, **node}
-                if node.get("default", 0) is None:
-                    node.pop("default")
-            return node
-        if isinstance(node, list):
-            return [clean(item) for item in node]
-        return node
-
-    cleaned: dict[str, Any] = clean(schema)
-    # Sent with every request for every tool, and no provider renders it for the model:
-    # an unexpected parameter is refused by validation all the same.
-    if cleaned.get("additionalProperties") is False:
-        cleaned.pop("additionalProperties")
-    cleaned.setdefault("properties", {})
-    return cleaned

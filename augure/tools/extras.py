@@ -1,6 +1,6 @@
 """Optional libraries: which pip extra brings each tool's library, checked without importing it.
 
-Playwright, PyGithub, imapclient, Tavily and pydantic-monty cost start-up time and memory
+Playwright, PyGithub, imapclient, caldav, Tavily and pydantic-monty cost start-up time and memory
 that most turns never use, so they are extras (`pip install 'augure[browser]'`, or
 `augure[all]`) imported by their tool on first use. A tool whose library is absent is still
 listed, `[NOT CONFIGURED]` with the command to run, and a call returns that command as its
@@ -53,6 +53,7 @@ REQUIREMENTS: dict[str, Requirement] = {
     "browser": Requirement("browser", ("playwright",)),
     "github": Requirement("github", ("github",)),
     "email": Requirement("email", ("imapclient", "markdownify")),
+    "calendar": Requirement("calendar", ("caldav", "icalendar", "recurring_ical_events")),
     "web_search": Requirement("search", ("tavily",), _uses_tavily),
     "execute_code": Requirement("code", ("pydantic_monty",)),
 }

@@ -24,11 +24,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from augure.common.errors import NotDone
 from augure.sandbox import workspace_name
 from augure.tools.base import Artifact, RunContext, ToolResult, tool
 from augure.tools.office_text import FORMATS as OFFICE_FORMATS
 from augure.tools.office_text import PROGRAM as OFFICE_READER
-from augure.tools.pdf_text import Budget, PdfRefused, PdfUnreadable, pdf_text, text_in_child
+from augure.tools.pdf_text import ParseBudget, PdfRefused, PdfUnreadable, pdf_text, text_in_child
 
 READ_LIMIT = 100_000
 LIST_LIMIT = 200
@@ -57,7 +58,7 @@ NOT_REGULAR = {
 }
 
 
-class FilesError(Exception):
+class FilesError(NotDone):
     """A refusal the model can act on; the message is the whole explanation."""
 
 
@@ -173,7 +174,7 @@ async def _read_pdf(fd: int, size: int, shown: str) -> str:
             f"({PDF_MAX_BYTES} bytes); `send` still delivers it"
         )
     try:
-        text, cut = await pdf_text(fd, Budget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT))
+        text, cut = await pdf_text(fd, ParseBudget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT))
     except PdfRefused as exc:
         raise FilesError(f"{shown}: {exc}; stopped") from None
     except PdfUnreadable as exc:
@@ -190,7 +191,7 @@ async def _read_office(fd: int, size: int, shown: str, extension: str) -> str:
             f"{shown}: a .{kind} of {size} bytes, over the size budget for reading its text "
             f"({PDF_MAX_BYTES} bytes); `send` still delivers it"
         )
-    budget = Budget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT)
+    budget = ParseBudget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT)
     try:
         text, cut = await text_in_child(OFFICE_READER, fd, budget, extension)
     except PdfRefused as exc:

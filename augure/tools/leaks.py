@@ -28,8 +28,8 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 
 from augure.common import links
 from augure.common.caller import Reading
-from augure.config.settings import ApprovalConfig
-from augure.tools.base import strings_in
+from augure.config.approval import ApprovalConfig
+from augure.tools.arguments import strings_in
 from augure.tools.call import Call
 from augure.tools.result import ToolResult
 

@@ -22,9 +22,9 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from augure.common.caller import Caller
+from augure.common.clock import Clock
 from augure.config.limits import Profile, ToolLimit
 
-Clock = Callable[[], datetime]
 # Given a check's index and its use so far (this minute, today, cost today): the refusal
 # text, or None when one more call still fits.
 Over = Callable[[int, int, int, float], str | None]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from augure.approval.canonical import embedded_ipv4
+from augure.common.errors import NotDone
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -24,7 +25,7 @@ METADATA = {
 }
 
 
-class BlockedURL(ValueError):
+class BlockedURL(NotDone):
     """The URL may not be fetched; the message says why, fit for the model."""
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 
-from augure.tools.pdf_text import Budget, PdfRefused, PdfUnreadable, text_in_child
+from augure.common.errors import NotDone
+from augure.tools.pdf_text import ParseBudget, PdfRefused, PdfUnreadable, text_in_child
 from augure.tools.readable import PROGRAM, TITLED
 
 MEMORY = 512 * 1024 * 1024  # bytes of address space: a 10 MB page parses in well under that
 
 
-class PageUnread(Exception):
+class PageUnread(NotDone):
     """The readable text was not made; the message says why (the budget it went over)."""
 
 
@@ -36,7 +37,7 @@ async def page_text(
     try:
         with contextlib.closing(os.fdopen(os.dup(fd), "wb")) as file:
             file.write(url.replace("\n", " ").encode() + b"\n" + html.encode("utf-8", "replace"))
-        budget = Budget(seconds, MEMORY, chars)
+        budget = ParseBudget(seconds, MEMORY, chars)
         return await text_in_child(PROGRAM, fd, budget, mode)
     except (PdfRefused, PdfUnreadable) as exc:
         raise PageUnread(str(exc)) from None

@@ -23,33 +23,35 @@ import sys
 from dataclasses import dataclass
 from typing import IO
 
+from augure.common.errors import NotDone
+
 # The child's exit status when pypdf ran out of the address space it was given.
 OUT_OF_MEMORY = 3
 # json.dumps escapes each character to at most 12 bytes (an astral one as a surrogate pair).
 BYTES_PER_CHAR = 12
 
 
-class PdfRefused(Exception):
+class PdfRefused(NotDone):
     """The parse went over a budget and was stopped; the message names the budget."""
 
 
-class PdfUnreadable(Exception):
+class PdfUnreadable(NotDone):
     """pypdf could not read the file (damaged, encrypted, or pypdf missing)."""
 
 
 @dataclass(frozen=True)
-class Budget:
+class ParseBudget:
     seconds: float
     memory: int  # bytes of address space the child may map
     chars: int  # characters of text handed back; the rest is cut
 
 
-async def pdf_text(fd: int, budget: Budget) -> tuple[str, bool]:
+async def pdf_text(fd: int, budget: ParseBudget) -> tuple[str, bool]:
     """The text of the PDF open on fd, and True when it was cut at budget.chars."""
     return await text_in_child(__file__, fd, budget)
 
 
-async def text_in_child(program: str, fd: int, budget: Budget, *more: str) -> tuple[str, bool]:
+async def text_in_child(program: str, fd: int, budget: ParseBudget, *more: str) -> tuple[str, bool]:
     """Run a reader program (this file's protocol: fd, chars, memory, then `more`) on fd."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
+from augure.common.errors import NotDone
 from augure.store.archive import RECALL_TOOL, RECALLED, Archive, Window
 from augure.tools.base import RunContext, ToolResult, tool
 from augure.tools.recall_search import Hit, Searcher
@@ -17,7 +18,7 @@ from augure.tools.result import relayed_source
 NAME = RECALL_TOOL
 
 
-class WhenError(ValueError):
+class WhenError(NotDone):
     pass
 
 

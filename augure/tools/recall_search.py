@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from augure.llm.budget import BudgetReached
+from augure.llm.spend import BudgetReached
 from augure.memory.store import MemoryStore
-from augure.store.archive import EXCERPT_TOKENS, Archive, Entry, Window, fts_query
+from augure.store.archive import EXCERPT_TOKENS, Archive, ArchivedMessage, Window, fts_query
 from augure.store.vectors import dot
 from augure.tools.recall_vectors import digest, memory_chunks
 
@@ -115,7 +115,7 @@ def _by_bm25(
     return sorted([*messages, *notes], key=lambda pair: pair[1])
 
 
-def _message_hit(entry: Entry) -> Hit:
+def _message_hit(entry: ArchivedMessage) -> Hit:
     return Hit(
         entry.excerpt,
         entry=entry.id,

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
+from augure.common.errors import NotDone
+
 UNTRUSTED_OPEN = '<untrusted_content source="{source}">'
 UNTRUSTED_CLOSE = "</untrusted_content>"
 # The tag's name in any letter case: the content must not be able to close the marker.
@@ -48,7 +50,7 @@ class ErrorKind(StrEnum):
     NOT_ALLOWED = "not_allowed"  # disabled by config, or outside the turn's declared tools
 
 
-class ToolError(Exception):
+class ToolError(NotDone):
     """Raised by a tool to fail its call; the message is for the model, the kind for code."""
 
     def __init__(self, message: str, kind: ErrorKind = ErrorKind.FAILED) -> None:

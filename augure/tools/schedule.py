@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
-from augure.scheduler.service import JobError, Scheduler
+from augure.scheduler.jobs import JobError
+from augure.scheduler.runner import Scheduler
 from augure.tools.base import RunContext, ToolResult, tool
 
 

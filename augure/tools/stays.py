@@ -5,7 +5,7 @@ catalog and its code runs on its own: written after a page, either would carry t
 instructions into turns that start clean, where a URL composed from the owner's data goes
 out unasked. So once a unit has read outside content, a call that leaves such text asks,
 unless every piece of it is the owner's own words. Jobs take the other way: they carry the
-unit's sources (augure/scheduler/service.py). docs/security.md, "No deferred leak", says
+unit's sources (augure/scheduler/book.py). docs/security.md, "No deferred leak", says
 which kind does which, and why.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from augure.common.caller import Reading
-from augure.config.settings import ApprovalConfig
+from augure.config.approval import ApprovalConfig
 
 WHY = "left for later after reading outside content: later turns read it as standing text"
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from augure.common.errors import NotDone
 from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
@@ -33,12 +34,12 @@ class SearchSettings(BaseModel):
     timeout_seconds: float = Field(default=20.0, gt=0, le=120)
 
 
-class SearchError(Exception):
+class SearchError(NotDone):
     """A search that failed; the message is fit for the model."""
 
 
 @dataclass(frozen=True)
-class Hit:
+class WebResult:
     title: str
     url: str
     snippet: str
@@ -87,7 +88,7 @@ def snippet(text: str | None, limit: int = SNIPPET_CHARS) -> str:
     return cut.rstrip(" ,;:.") + "…"
 
 
-def render(query: str, hits: list[Hit]) -> str:
+def render(query: str, hits: list[WebResult]) -> str:
     if not hits:
         return f"No results for {query!r}."
     blocks = []
@@ -102,7 +103,9 @@ def render(query: str, hits: list[Hit]) -> str:
 # -- providers ----------------------------------------------------------------------------
 
 
-async def search_tavily(query: str, count: int, key: str, settings: SearchSettings) -> list[Hit]:
+async def search_tavily(
+    query: str, count: int, key: str, settings: SearchSettings
+) -> list[WebResult]:
     import tavily  # imported on use: it pulls in `requests` (slow), most turns never search
     import tavily.errors
 
@@ -126,7 +129,7 @@ async def search_tavily(query: str, count: int, key: str, settings: SearchSettin
     return [_hit(result, result.get("content")) for result in answer.get("results", [])]
 
 
-async def search_exa(query: str, count: int, key: str, settings: SearchSettings) -> list[Hit]:
+async def search_exa(query: str, count: int, key: str, settings: SearchSettings) -> list[WebResult]:
     base = (settings.base_url or DEFAULT_BASE["exa"]).rstrip("/")
     payload = {
         "query": query,
@@ -142,12 +145,12 @@ async def search_exa(query: str, count: int, key: str, settings: SearchSettings)
         highlights = result.get("highlights") or []
         text = " ".join(highlights) or result.get("summary") or result.get("text")
         hits.append(
-            Hit(str(result.get("title") or ""), str(result.get("url") or ""), snippet(text))
+            WebResult(str(result.get("title") or ""), str(result.get("url") or ""), snippet(text))
         )
     return hits
 
 
-async def search_searxng(query: str, settings: SearchSettings) -> list[Hit]:
+async def search_searxng(query: str, settings: SearchSettings) -> list[WebResult]:
     base = (settings.base_url or "").rstrip("/")
     key = api_key(settings)
     # SearXNG has no keys of its own; an instance behind an auth proxy gets a bearer token.
@@ -165,8 +168,8 @@ async def search_searxng(query: str, settings: SearchSettings) -> list[Hit]:
     return [_hit(result, result.get("content")) for result in response.json().get("results", [])]
 
 
-def _hit(result: dict[str, Any], text: str | None) -> Hit:
-    return Hit(str(result.get("title") or ""), str(result.get("url") or ""), snippet(text))
+def _hit(result: dict[str, Any], text: str | None) -> WebResult:
+    return WebResult(str(result.get("title") or ""), str(result.get("url") or ""), snippet(text))
 
 
 def _raise_for(response: httpx.Response, provider: str, key_name: str) -> None:
@@ -178,7 +181,9 @@ def _raise_for(response: httpx.Response, provider: str, key_name: str) -> None:
         raise SearchError(f"{provider} answered HTTP {response.status_code}; try again later")
 
 
-async def search(query: str, max_results: int | None, settings: SearchSettings) -> list[Hit] | str:
+async def search(
+    query: str, max_results: int | None, settings: SearchSettings
+) -> list[WebResult] | str:
     """The hits, or an error text for the model."""
     problem = missing(settings)
     if problem:

@@ -38,6 +38,21 @@ for name in listing():
 
 jobs = [line for line in api.schedule(action="list").splitlines() if f"next {today}" in line]
 
+
+def events_today():
+    """Today's events, or None when no calendar is set up (or its extra is not installed)."""
+    try:
+        listing = api.calendar(action="list", start=today, end=today)
+    except Exception as exc:
+        text = str(exc)
+        if "not configured" in text or "not installed" in text:
+            return None
+        return [f"(the calendar could not be read: {text.splitlines()[0][:200]})"]
+    return [line[2:] for line in listing.splitlines() if line.startswith("- ")]
+
+
+events = events_today()
+
 print(f"Daily digest for {today}")
 print("")
 if changed:
@@ -55,4 +70,12 @@ if jobs:
         print(f"- {line}")
 else:
     print("No job runs today.")
+if events is not None:
+    print("")
+    if events:
+        print("Today's events:")
+        for line in events:
+            print(f"- {line}")
+    else:
+        print("No event in the calendar today.")
 saved = api.memory_write(path=STATE, content=json.dumps(now_seen))

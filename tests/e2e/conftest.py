@@ -118,9 +118,17 @@ class Bot:
 
 
 @pytest.fixture
-def extra_tools() -> list[Tool]:
-    """Tools added to the app; a test module overrides this fixture to add its own."""
-    return []
+def extra_tools(request: pytest.FixtureRequest) -> list[Tool]:
+    """Tools added to the app: none, or those the test's module names with
+    `pytestmark = pytest.mark.tools(*tools, reset=...)`. `reset`, when given, runs first, so
+    what the tools keep between calls starts afresh for each test."""
+    marked = request.node.get_closest_marker("tools")
+    if marked is None:
+        return []
+    reset: Callable[[], object] | None = marked.kwargs.get("reset")
+    if reset is not None:
+        reset()
+    return list(marked.args)
 
 
 @pytest.fixture

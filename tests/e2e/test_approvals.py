@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from augure.store.audit import Audit
-from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, STRANGER, Bot
 from tests.e2e.helpers import (
@@ -18,11 +17,7 @@ from tests.e2e.helpers import (
 )
 from tests.fakes.openai import ToolCall, text, tool, tools
 
-
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return test_tools.TEST_TOOLS
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, reset=test_tools.reset)
 
 
 def audit(bot: Bot) -> Audit:

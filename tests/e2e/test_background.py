@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from augure.channels.telegram.tasks import NOT_OWNER
+from augure.channels.telegram.commands.tasks import NOT_OWNER
 from augure.store.tasks import TaskRow
-from augure.tools.base import RunContext, Tool
+from augure.tools.base import RunContext
 from augure.tools.base import tool as tool_of
 from augure.tools.opencode import opencode
 from augure.tools.result import wrap_untrusted
@@ -62,10 +62,13 @@ async def crawl(ctx: RunContext, pages: int) -> str:
     return f"crawled {pages} pages"
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
+def fresh_crawl() -> None:
     Crawl.done = None
-    return [*test_tools.TEST_TOOLS, sandbox_exec, opencode, web_search, crawl]
+
+
+pytestmark = pytest.mark.tools(
+    *test_tools.TEST_TOOLS, sandbox_exec, opencode, web_search, crawl, reset=fresh_crawl
+)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from augure.tools.base import Artifact, RunContext, Tool, ToolResult
+from augure.tools.base import Artifact, RunContext, ToolResult
 from augure.tools.base import tool as tool_of
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
@@ -27,10 +27,7 @@ async def snapshot(ctx: RunContext, page: str) -> ToolResult:
     )
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return [*test_tools.TEST_TOOLS, snapshot]
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, snapshot, reset=test_tools.reset)
 
 
 async def test_a_background_tasks_files_are_delivered_after_its_report(bot: Bot) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from augure.store.audit import Audit
-from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import (
@@ -23,11 +22,7 @@ from tests.e2e.helpers import (
 from tests.e2e.test_code_mode import enable_code_mode
 from tests.fakes.openai import text, tool
 
-
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return test_tools.TEST_TOOLS
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, reset=test_tools.reset)
 
 
 def audit(bot: Bot) -> Audit:

@@ -21,7 +21,7 @@ from aiohttp import web
 from augure.config.settings import Config
 from augure.tools import browser as browser_module
 from augure.tools.base import RunContext
-from augure.tools.browser import Call, act, browser, probe
+from augure.tools.browser import BrowserStep, act, browser, probe
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 from augure.tools.browser.session import BrowserError, BrowserPool, BrowserSettings, find_executable
 from augure.tools.netguard import IPAddress
@@ -162,22 +162,22 @@ def ref_of(snapshot: str, role_and_name: str) -> str:
 
 
 async def test_open_snapshot_type_click_extract(pool: BrowserPool, site: Server) -> None:
-    opened = await act(pool, Call("open", "default", url=f"{site.url}/"))
+    opened = await act(pool, BrowserStep("open", "default", url=f"{site.url}/"))
     assert opened.success, opened.output
     assert "(HTTP 200)" in opened.output and "Page: Home" in opened.output
 
-    snapshot = (await act(pool, Call("snapshot", "default"))).output
+    snapshot = (await act(pool, BrowserStep("snapshot", "default"))).output
     name_box = ref_of(snapshot, 'textbox "Your name"')
     send = ref_of(snapshot, 'button "Send"')
 
-    typed = await act(pool, Call("type", "default", ref=name_box, text="Ada"))
+    typed = await act(pool, BrowserStep("type", "default", ref=name_box, text="Ada"))
     assert typed.output == f"Typed 3 characters into ref {name_box}."
-    clicked = await act(pool, Call("click", "default", ref=send))
+    clicked = await act(pool, BrowserStep("click", "default", ref=send))
     assert clicked.success and f"Clicked ref {send}." in clicked.output
 
-    extracted = await act(pool, Call("extract", "default", selector="#out"))
+    extracted = await act(pool, BrowserStep("extract", "default", selector="#out"))
     assert extracted.output.endswith("\n\nHello Ada")
-    whole = await act(pool, Call("extract", "default"))
+    whole = await act(pool, BrowserStep("extract", "default"))
     assert "Hello Ada" in whole.output and "Nobody greeted yet" not in whole.output
     # The same readable text as `http`: headings and links as Markdown, links absolute.
     assert "# Welcome" in whole.output
@@ -185,40 +185,40 @@ async def test_open_snapshot_type_click_extract(pool: BrowserPool, site: Server)
 
 
 async def test_link_navigation_press_and_long_text(pool: BrowserPool, site: Server) -> None:
-    await act(pool, Call("open", "default", url=f"{site.url}/"))
-    snapshot = (await act(pool, Call("snapshot", "default"))).output
+    await act(pool, BrowserStep("open", "default", url=f"{site.url}/"))
+    snapshot = (await act(pool, BrowserStep("snapshot", "default"))).output
     link = ref_of(snapshot, 'link "Read the article"')
-    clicked = await act(pool, Call("click", "default", ref=link))
+    clicked = await act(pool, BrowserStep("click", "default", ref=link))
     assert f"Now at {site.url}/article (Article)." in clicked.output
 
-    await act(pool, Call("navigate", "default", url=f"{site.url}/"))
-    snapshot = (await act(pool, Call("snapshot", "default"))).output
+    await act(pool, BrowserStep("navigate", "default", url=f"{site.url}/"))
+    snapshot = (await act(pool, BrowserStep("snapshot", "default"))).output
     new_tab = ref_of(snapshot, 'link "Article in a new tab"')
-    followed = await act(pool, Call("click", "default", ref=new_tab))
+    followed = await act(pool, BrowserStep("click", "default", ref=new_tab))
     assert f"Now at {site.url}/article (Article)." in followed.output
 
-    article = await act(pool, Call("extract", "default"))
+    article = await act(pool, BrowserStep("extract", "default"))
     assert "Paragraph 0:" in article.output
     assert "[text cut at 20000 of " in article.output and "Paragraph 399" not in article.output
     # No more of the page is read than `http` would read of it ([tools.http]
     # max_response_bytes): a page's scripts can make it any size.
-    capped = await act(pool, Call("extract", "default", page_bytes=2000))
+    capped = await act(pool, BrowserStep("extract", "default", page_bytes=2000))
     assert "Paragraph 0:" in capped.output and "Paragraph 30:" not in capped.output
     assert "[only the first 2000 of " in capped.output, capped.output[-300:]
 
-    back = await act(pool, Call("navigate", "default", url=f"{site.url}/"))
+    back = await act(pool, BrowserStep("navigate", "default", url=f"{site.url}/"))
     assert back.success and "Page: Home" in back.output
-    await act(pool, Call("type", "default", selector="#search", text="foxes"))
-    pressed = await act(pool, Call("press", "default", selector="#search", key="Enter"))
+    await act(pool, BrowserStep("type", "default", selector="#search", text="foxes"))
+    pressed = await act(pool, BrowserStep("press", "default", selector="#search", key="Enter"))
     assert pressed.output.startswith("Pressed Enter on selector '#search'.")
-    assert (await act(pool, Call("extract", "default", selector="#found"))).output.endswith(
+    assert (await act(pool, BrowserStep("extract", "default", selector="#found"))).output.endswith(
         "Searched foxes"
     )
 
 
 async def test_screenshot_is_a_png_artifact(pool: BrowserPool, site: Server) -> None:
-    await act(pool, Call("open", "default", url=f"{site.url}/"))
-    shot = await act(pool, Call("screenshot", "default"))
+    await act(pool, BrowserStep("open", "default", url=f"{site.url}/"))
+    shot = await act(pool, BrowserStep("screenshot", "default"))
     assert shot.success and "attached as screenshot.png" in shot.output
     (artifact,) = shot.artifacts
     assert artifact.type == "image" and artifact.name == "screenshot.png"
@@ -228,40 +228,40 @@ async def test_screenshot_is_a_png_artifact(pool: BrowserPool, site: Server) -> 
 
 
 async def test_mistakes_come_back_as_clear_errors(pool: BrowserPool, site: Server) -> None:
-    await act(pool, Call("open", "default", url=f"{site.url}/"))
-    unknown = await act(pool, Call("click", "default", ref="e999"))
+    await act(pool, BrowserStep("open", "default", url=f"{site.url}/"))
+    unknown = await act(pool, BrowserStep("click", "default", ref="e999"))
     assert not unknown.success
     assert unknown.output.startswith("Error: no element with ref e999 on the page;")
-    sneaky = await act(pool, Call("click", "default", ref="e1 >> css=button"))
+    sneaky = await act(pool, BrowserStep("click", "default", ref="e1 >> css=button"))
     assert "is not a ref from snapshot" in sneaky.output
-    assert "needs a ref" in (await act(pool, Call("click", "default"))).output
-    assert "type needs text" in (await act(pool, Call("type", "default", ref="e1"))).output
-    missing = await act(pool, Call("navigate", "elsewhere", url=f"{site.url}/"))
+    assert "needs a ref" in (await act(pool, BrowserStep("click", "default"))).output
+    assert "type needs text" in (await act(pool, BrowserStep("type", "default", ref="e1"))).output
+    missing = await act(pool, BrowserStep("navigate", "elsewhere", url=f"{site.url}/"))
     assert "no open browser session 'elsewhere'" in missing.output
-    scheme = await act(pool, Call("open", "default", url="file:///etc/passwd"))
+    scheme = await act(pool, BrowserStep("open", "default", url="file:///etc/passwd"))
     assert "only http and https" in scheme.output
 
 
 async def test_session_cap_and_idle_ttl(pool: BrowserPool, site: Server, clock: Clock) -> None:
-    await act(pool, Call("open", "default", url=f"{site.url}/"))
+    await act(pool, BrowserStep("open", "default", url=f"{site.url}/"))
     clock.now += 600  # every session now idle for the whole TTL
     await pool.expire()
     assert list(pool.sessions) == []
 
     for name in ("s1", "s2", "s3", "s4", "s5"):
         clock.now += 1
-        assert (await act(pool, Call("open", name, url=f"{site.url}/"))).success
+        assert (await act(pool, BrowserStep("open", name, url=f"{site.url}/"))).success
     assert list(pool.sessions) == ["s2", "s3", "s4", "s5"]  # s1 was least recently used
-    gone = await act(pool, Call("snapshot", "s1"))
+    gone = await act(pool, BrowserStep("snapshot", "s1"))
     assert "no open browser session 's1'" in gone.output
 
     clock.now += 400
-    assert (await act(pool, Call("snapshot", "s2"))).success  # s2 is fresh again
+    assert (await act(pool, BrowserStep("snapshot", "s2"))).success  # s2 is fresh again
     clock.now += 300  # s3-s5 idle 700 s, s2 300 s
-    assert (await act(pool, Call("extract", "s2"))).success
+    assert (await act(pool, BrowserStep("extract", "s2"))).success
     assert list(pool.sessions) == ["s2"]
-    assert (await act(pool, Call("close", "s2"))).output == "Closed browser session 's2'."
-    assert "no open browser session 's2'" in (await act(pool, Call("close", "s2"))).output
+    assert (await act(pool, BrowserStep("close", "s2"))).output == "Closed browser session 's2'."
+    assert "no open browser session 's2'" in (await act(pool, BrowserStep("close", "s2"))).output
 
 
 async def test_guard_stops_subrequests_and_redirects_to_private_addresses(
@@ -270,10 +270,10 @@ async def test_guard_stops_subrequests_and_redirects_to_private_addresses(
     assert CHROMIUM
     guarded = BrowserPool(CHROMIUM, check=trusting(site.port))
     try:
-        opened = await act(guarded, Call("open", "default", url=f"{site.url}/leaky"))
+        opened = await act(guarded, BrowserStep("open", "default", url=f"{site.url}/leaky"))
         assert opened.success, opened.output
         for _ in range(50):
-            page = (await act(guarded, Call("extract", "default"))).output
+            page = (await act(guarded, BrowserStep("extract", "default"))).output
             if "pending" not in page:
                 break
             await asyncio.sleep(0.1)
@@ -286,7 +286,7 @@ async def test_guard_stops_subrequests_and_redirects_to_private_addresses(
             in refused
         )
 
-        redirected = await act(guarded, Call("open", "default", url=f"{site.url}/redirect"))
+        redirected = await act(guarded, BrowserStep("open", "default", url=f"{site.url}/redirect"))
         assert redirected.output.startswith(f"Error: refused to open {site.url}/redirect: ")
         assert "loopback" in redirected.output
         assert victim.hits == []
@@ -295,7 +295,7 @@ async def test_guard_stops_subrequests_and_redirects_to_private_addresses(
 
     # The same page in a browser allowed on private networks does reach the victim: the
     # guard, not the page, is what kept it out above.
-    await act(pool, Call("open", "default", url=f"{site.url}/leaky"))
+    await act(pool, BrowserStep("open", "default", url=f"{site.url}/leaky"))
     for _ in range(50):
         if victim.hits:
             break

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from augure.agent.history import SUMMARY_PROMPT
-from augure.tools.base import Artifact, Egress, RunContext, Tool, ToolResult, tool
+from augure.tools.base import Artifact, Egress, RunContext, ToolResult, tool
 from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import Reply, ToolCall, text
 from tests.fakes.telegram import FakeTelegram
@@ -49,9 +49,7 @@ async def padding(ctx: RunContext, n: int) -> str:
     return f"result {n}: " + "lorem ipsum " * 170
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    return [snap, padding]
+pytestmark = pytest.mark.tools(snap, padding)
 
 
 def edits(telegram: FakeTelegram) -> int:

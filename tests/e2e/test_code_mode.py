@@ -8,17 +8,12 @@ import json
 import pytest
 
 from augure.codemode.tool import execute_code
-from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import REJECTED, approval_message, buttons, final_reply, tool_results
 from tests.fakes.openai import text, tool
 
-
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return [*test_tools.TEST_TOOLS, execute_code]
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, execute_code, reset=test_tools.reset)
 
 
 async def enable_code_mode(bot: Bot, **env: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from augure.config.settings import Config
-from augure.tools.base import RunContext, Tool
+from augure.tools.base import RunContext
 from augure.tools.email import NOT_CONFIGURED, email_tool
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import approval_message, buttons, final_reply, tool_results
@@ -21,7 +21,7 @@ from tests.fakes.mail import FakeMail
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
 
-pytestmark = pytest.mark.system_package("dovecot-imapd")
+pytestmark = [pytest.mark.system_package("dovecot-imapd"), pytest.mark.tools(email_tool)]
 
 FRIEND = "friend@example.com"
 
@@ -39,11 +39,6 @@ def mail(mail_server: FakeMail, monkeypatch: pytest.MonkeyPatch) -> FakeMail:
     for name in ("EMAIL_USERNAME", "EMAIL_PASSWORD"):
         monkeypatch.delenv(name, raising=False)
     return mail_server
-
-
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    return [email_tool]
 
 
 @pytest.fixture

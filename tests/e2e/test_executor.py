@@ -13,7 +13,6 @@ from augure.channels.console import ConsoleChannel, chat
 from augure.config.settings import load_config
 from augure.core.lifespan import Augure
 from augure.host.secrets import RedactingFilter
-from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import is_answer, is_clock, tool_results
@@ -23,10 +22,7 @@ from tests.fakes.telegram import FakeTelegram
 SECRET_KEY = "sk-test-secret-key"
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return test_tools.TEST_TOOLS
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, reset=test_tools.reset)
 
 
 async def run_turn(bot: Bot, message: str, answer: str) -> None:

@@ -1,5 +1,5 @@
 """The errors a new user meets first: each is one line that names its fix (README,
-"Commands"; docs/config.md)."""
+"Commands"; docs/reference/configuration.md)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from augure.core.recovery import INTERRUPTED_UNSEEN
-from augure.tools.base import RunContext, Tool, ToolResult, tool
+from augure.tools.base import RunContext, ToolResult, tool
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import environment, is_clock, this_turn, until
 from tests.e2e.test_chat_experience import png
@@ -54,10 +54,11 @@ async def look_up(ctx: RunContext, what: str) -> ToolResult:
     return ToolResult.ok(f"{what}: found")
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
+def fresh_events() -> None:
     MORE_WAITING.append(asyncio.Event())
-    return [look_up]
+
+
+pytestmark = pytest.mark.tools(look_up, reset=fresh_events)
 
 
 async def test_a_message_sent_while_a_tool_runs_is_read_before_the_model_answers(

@@ -17,7 +17,7 @@ import pytest
 
 from augure.store.archive import Archive, Window
 from augure.store.state import Store
-from augure.tools.base import Egress, RunContext, Tool
+from augure.tools.base import Egress, RunContext
 from augure.tools.base import tool as tool_of
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import (
@@ -65,10 +65,11 @@ async def brood(ctx: RunContext, note: str) -> str:
     return f"brooded over: {note}"
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
+def fresh_slow() -> None:
     Slow.done = None
-    return [jot, mull, brood]
+
+
+pytestmark = pytest.mark.tools(jot, mull, brood, reset=fresh_slow)
 
 
 @pytest.fixture

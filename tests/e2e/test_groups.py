@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, STRANGER, Bot
 from tests.e2e.helpers import REJECTED, approval_message, buttons, hello, tool_results
@@ -16,10 +15,7 @@ SUPERGROUP = -100_987_654_321
 BOT_NAME = "augure_test_bot"  # FakeTelegram's default username, which getMe returns
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return test_tools.TEST_TOOLS
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, reset=test_tools.reset)
 
 
 def group_texts(bot: Bot, chat: int = GROUP) -> list[str]:

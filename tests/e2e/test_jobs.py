@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import (
@@ -26,11 +25,7 @@ from tests.e2e.helpers import (
 from tests.fakes.openai import FakeOpenAI, text, tool
 from tests.fakes.telegram import FakeTelegram
 
-
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return test_tools.TEST_TOOLS
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, reset=test_tools.reset)
 
 
 def job_requests(llm: FakeOpenAI, prompt: str) -> list[dict[str, object]]:

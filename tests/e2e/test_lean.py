@@ -101,7 +101,7 @@ def test_the_openai_client_is_built_without_aiohttp() -> None:
     pytest.importorskip("aiohttp", reason="aiohttp not installed: nothing to keep out")
     # The SDK loads it (~7 MB) only for an alternative HTTP client, which Augure never uses.
     probe = (
-        "import sys; from augure.config.settings import LLMConfig; "
+        "import sys; from augure.config.llm import LLMConfig; "
         "from augure.llm.client import LLM; "
         "LLM(LLMConfig(base_url='http://127.0.0.1:9/v1')).client; "
         "print('aiohttp' in sys.modules, end=' '); import aiohttp; print('importable')"
@@ -148,7 +148,7 @@ async def test_a_snippet_without_the_code_extra_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "pydantic_monty", None)
-    outcome = await runtime.run("1 + 1", {}, runtime.Limits(timeout_seconds=5, max_calls=1))
+    outcome = await runtime.run("1 + 1", {}, runtime.RunLimits(timeout_seconds=5, max_calls=1))
     assert outcome.error == "code mode needs pydantic-monty: run pip install 'augure[code]'"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.tools.base import Egress, RunContext, Tool, tool
+from augure.tools.base import Egress, RunContext, tool
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import (
     approval_message,
@@ -57,10 +57,7 @@ PROFILES = {
 }
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    QUOTES.clear()
-    return [stock_quote]
+pytestmark = pytest.mark.tools(stock_quote, reset=QUOTES.clear)
 
 
 @pytest.fixture

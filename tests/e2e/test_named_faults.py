@@ -13,7 +13,8 @@ import pytest
 from pydantic import SecretStr
 
 from augure.cli import doctor
-from augure.config.settings import LLMConfig, load_config
+from augure.config.llm import LLMConfig
+from augure.config.settings import load_config
 from augure.llm.client import LLM
 from augure.llm.faults import Fault, LLMError
 from tests.e2e.conftest import OWNER, Bot, bot_environment

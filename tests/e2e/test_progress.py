@@ -16,10 +16,11 @@ import pytest
 from augure.channels.telegram.progress import telegram_board
 from augure.common.caller import Caller
 from augure.common.progress import StatusBoard
-from augure.config.settings import SandboxConfig, load_config
+from augure.config.execution import SandboxConfig
+from augure.config.settings import load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox.base import OUTPUT_CAP
-from augure.tools.base import RunContext, Tool, ToolResult, tool
+from augure.tools.base import RunContext, ToolResult, tool
 from augure.tools.browser import browser
 from augure.tools.sandbox_exec import sandbox_exec
 from tests.e2e.conftest import OWNER, Bot
@@ -51,9 +52,7 @@ async def quiet_wait(ctx: RunContext, seconds: float) -> AsyncIterator[str | Too
     yield ToolResult.ok("waited")
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    return [sandbox_exec, slow_steps, quiet_wait]
+pytestmark = pytest.mark.tools(sandbox_exec, slow_steps, quiet_wait)
 
 
 @pytest.fixture

@@ -14,12 +14,13 @@ from typing import Any, cast
 import pytest
 
 from augure.common.caller import Caller
-from augure.config.settings import Config, SandboxConfig, load_config
+from augure.config.execution import SandboxConfig
+from augure.config.settings import Config, load_config
 from augure.memory.store import MemoryStore
 from augure.sandbox import BwrapSandbox, probe, sandbox_problem, workspace_for
 from augure.sandbox import workspace_name as folder
 from augure.sandbox.base import NPROC
-from augure.tools.base import RunContext, Tool, ToolResult
+from augure.tools.base import RunContext, ToolResult
 from augure.tools.opencode import opencode
 from augure.tools.registry import ToolRegistry
 from augure.tools.sandbox_exec import sandbox_exec
@@ -34,7 +35,7 @@ from tests.e2e.helpers import (
 from tests.fakes.openai import text, tool
 from tests.system import outward_address
 
-pytestmark = pytest.mark.system_package("bubblewrap")
+pytestmark = [pytest.mark.system_package("bubblewrap"), pytest.mark.tools(sandbox_exec, opencode)]
 
 SECRET = "s3cr3t-value-that-must-not-leak-7f3a"
 
@@ -334,11 +335,6 @@ async def test_timeout_is_capped_by_the_config(run: Any) -> None:
 
 
 # Through the real bot: the approval buttons decide whether anything runs at all.
-
-
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    return [sandbox_exec, opencode]
 
 
 async def press(bot: Bot, label: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.llm.budget import BudgetReached
+from augure.llm.spend import BudgetReached
 from augure.skills.generate import Request
 from augure.skills.model import SkillError
 from augure.store.spend import ModelCall

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from augure.tools.base import Egress, RunContext, Tool, tool
+from augure.tools.base import Egress, RunContext, tool
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import final_reply, tool_results
 from tests.fakes.openai import Reply, ToolCall, text
@@ -45,12 +45,13 @@ async def second(ctx: RunContext) -> str:
     return "second done"
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
+def fresh_stamps() -> None:
     STARTED.clear()
     FINISHED.clear()
     SECOND_DONE[:] = [asyncio.Event()]
-    return [stamp, after_second, second]
+
+
+pytestmark = pytest.mark.tools(stamp, after_second, second, reset=fresh_stamps)
 
 
 async def test_a_call_starts_before_the_response_ends(bot: Bot) -> None:

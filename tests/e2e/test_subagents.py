@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from augure.tools.base import Tool
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import approval_message, buttons, delivered, final_reply, tool_results
@@ -35,10 +34,7 @@ max_loops = 2
 """
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    test_tools.reset()
-    return list(test_tools.TEST_TOOLS)
+pytestmark = pytest.mark.tools(*test_tools.TEST_TOOLS, reset=test_tools.reset)
 
 
 async def with_agents(bot: Bot) -> None:

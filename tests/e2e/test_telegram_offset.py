@@ -1,5 +1,5 @@
 """Telegram is told the bot has an update only once the bot has taken it
-(docs/durability.md, "Updates Telegram resends"): a real `augure run` killed with SIGKILL
+(docs/reference/durability.md, "Updates Telegram resends"): a real `augure run` killed with SIGKILL
 while a message is still being read (a voice note transcribed, a photo downloaded) gets it
 again from Telegram at the next start and answers it once; an update taken just before the
 kill, which Telegram therefore sends again, is not answered twice."""

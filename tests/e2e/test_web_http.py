@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from augure.config.settings import ToolsConfig, load_config
+from augure.config.settings import load_config
+from augure.config.tools import ToolsConfig
 from augure.memory.store import MemoryStore
 from augure.store.state import Store
-from augure.tools.base import RunContext, Tool, ToolResult
+from augure.tools.base import RunContext, ToolResult
 from augure.tools.http import http_tool
 from augure.tools.registry import ToolRegistry
 from augure.tools.web_search import web_search
@@ -29,9 +30,7 @@ LAB_TOKEN = "lab-secret-7c1d2e9f"
 PROVIDERS = ("tavily", "exa", "searxng")
 
 
-@pytest.fixture
-def extra_tools() -> list[Tool]:
-    return [web_search, http_tool]
+pytestmark = pytest.mark.tools(web_search, http_tool)
 
 
 @pytest.fixture

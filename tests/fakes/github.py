@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 
 from aiohttp import web
 
+from tests.fakes.github_git import Git, GitRoutes
 from tests.fakes.github_json import (
     DOCS,
     GitHubError,
     Issue,
-    Query,
     Recorded,
     Repo,
     Shapes,
@@ -35,6 +35,7 @@ from tests.fakes.github_json import (
     sha,
     stamp,
 )
+from tests.fakes.github_search import SearchRoutes
 from tests.fakes.server import FakeServer
 
 JSON = dict[str, Any]
@@ -46,13 +47,14 @@ RATE_LIMITED = (
 
 
 @dataclass
-class FakeGitHub(FakeServer):
+class FakeGitHub(GitRoutes, SearchRoutes, FakeServer):
     runner_options: ClassVar[dict[str, Any]] = {"shutdown_timeout": 0.5}
     token: str = "fake-github-token-0123456789abcdef"
     login: str = "octocat"
     max_per_page: int = 100  # GitHub's cap
     rate_limited: bool = False
     repos: dict[str, Repo] = field(default_factory=dict)
+    git: dict[str, Git] = field(default_factory=dict)  # by full name: see github_git
     requests: list[Recorded] = field(default_factory=list)
     base_url: str = ""
     _ids: int = 1000
@@ -130,9 +132,16 @@ class FakeGitHub(FakeServer):
         reset = int(time.time()) + 1800
         limits = {"X-RateLimit-Limit": "5000", "X-RateLimit-Reset": str(reset),
                   "X-RateLimit-Remaining": "0" if self.rate_limited else "4999"}  # fmt: skip
+        # As on GitHub: no Authorization header reads public data (at a lower rate); a wrong
+        # one is refused everywhere; a private repository is a 404 to whoever cannot see it.
+        if auth is None:
+            limits["X-RateLimit-Limit"] = "60"
         try:
             scheme, _, token = (auth or "").partition(" ")
-            if scheme.lower() not in ("token", "bearer") or token != self.token:
+            if auth is None:
+                if request.method != "GET" or request.path.startswith("/user"):
+                    raise GitHubError(401, "Requires authentication")
+            elif scheme.lower() not in ("token", "bearer") or token != self.token:
                 raise GitHubError(401, "Bad credentials")
             if self.rate_limited:
                 raise GitHubError(403, RATE_LIMITED)
@@ -168,6 +177,7 @@ class FakeGitHub(FakeServer):
             ("GET", "/search/issues", self._search_issues),
             ("GET", "/search/code", self._search_code),
             ("GET", "/search/repositories", self._search_repos),
+            *self.git_routes(),
         ]
 
     def _page(self, request: web.Request, items: list[JSON], search: bool = False) -> web.Response:
@@ -180,7 +190,8 @@ class FakeGitHub(FakeServer):
 
     def _repo_of(self, request: web.Request) -> Repo:
         repo = self.repos.get(f"{request.match_info['owner']}/{request.match_info['repo']}")
-        if repo is None:
+        anonymous = "Authorization" not in request.headers
+        if repo is None or (repo.private and anonymous):
             raise GitHubError(404, "Not Found")
         return repo
 
@@ -375,37 +386,3 @@ class FakeGitHub(FakeServer):
         }
         release = self.add_release(repo.full_name, tag, **fields)
         return web.json_response(self.shapes.release(repo, release), status=201)
-
-    # -- search ---------------------------------------------------------------------------
-    async def _search_issues(self, request: web.Request) -> web.Response:
-        query = Query.parse(request.query.get("q", ""))
-        found = [
-            self.shapes.issue(repo, issue) | {"score": 1.0}
-            for repo in self.repos.values()
-            if query.repo(repo)
-            for issue in sorted(repo.issues.values(), key=lambda i: i.number, reverse=True)
-            if query.issue(issue)
-        ]
-        return self._page(request, found, search=True)
-
-    async def _search_code(self, request: web.Request) -> web.Response:
-        query = Query.parse(request.query.get("q", ""))
-        if not query.words:
-            raise invalid("Search", "q")  # GitHub refuses a code search without terms
-        found = [
-            self.shapes.code(repo, path)
-            for repo in self.repos.values()
-            if query.repo(repo)
-            for path, content in repo.files.items()
-            if query.text(f"{path}\n{content}")
-        ]
-        return self._page(request, found, search=True)
-
-    async def _search_repos(self, request: web.Request) -> web.Response:
-        query = Query.parse(request.query.get("q", ""))
-        found = [
-            self.shapes.repo(repo) | {"score": 1.0}
-            for repo in self.repos.values()
-            if query.repo(repo) and query.text(f"{repo.full_name}\n{repo.description}")
-        ]
-        return self._page(request, found, search=True)

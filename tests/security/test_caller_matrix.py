@@ -25,7 +25,7 @@ from augure.background.manager import Report
 from augure.common.caller import Caller
 from augure.config.settings import load_config
 from augure.core.app import Core
-from augure.llm.budget import BudgetReached
+from augure.llm.spend import BudgetReached
 from augure.store.spend import ModelCall
 from augure.tools.base import Egress, RunContext, tool
 from augure.tools.result import MARKED, ToolResult

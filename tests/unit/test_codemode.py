@@ -188,9 +188,9 @@ def echo(params: list[str]) -> runtime.ApiFunction:
     return runtime.ApiFunction(params, call)
 
 
-async def run(snippet: str, *, timeout: float = 2.0, calls: int = 5) -> runtime.Outcome:
+async def run(snippet: str, *, timeout: float = 2.0, calls: int = 5) -> runtime.RunOutcome:
     functions = {"echo": echo(["a", "b", "fail"])}
-    return await runtime.run(snippet, functions, runtime.Limits(timeout, calls))
+    return await runtime.run(snippet, functions, runtime.RunLimits(timeout, calls))
 
 
 async def test_printed_output_and_last_value_come_back() -> None:
@@ -273,7 +273,7 @@ async def test_cancelling_a_run_cancels_the_call_in_flight() -> None:
         return "never"
 
     task = asyncio.create_task(
-        runtime.run("api.hang()", {"hang": runtime.ApiFunction([], hang)}, runtime.Limits(5, 5))
+        runtime.run("api.hang()", {"hang": runtime.ApiFunction([], hang)}, runtime.RunLimits(5, 5))
     )
     await asyncio.wait_for(entered.wait(), 5)
     task.cancel()
@@ -289,7 +289,7 @@ async def test_time_spent_in_tool_calls_does_not_count_against_the_timeout() -> 
         return "late"
 
     functions = {"slow": runtime.ApiFunction([], slow)}
-    outcome = await runtime.run("api.slow()", functions, runtime.Limits(0.3, 5))
+    outcome = await runtime.run("api.slow()", functions, runtime.RunLimits(0.3, 5))
     assert outcome.ok and outcome.value == "late"
     assert await runtime.check() is None
 

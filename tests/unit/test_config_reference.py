@@ -1,4 +1,4 @@
-"""docs/config-reference.md is exactly what the generator makes from today's config models."""
+"""docs/reference/config-keys.md is exactly what the generator makes from today's config models."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from augure.config.reference import reference
 from augure.config.template import all_keys
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "reference" / "config-keys.md"
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +23,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_committed_reference_is_what_the_generator_makes_today() -> None:
     assert DOC.read_text(encoding="utf-8") == reference(), (
-        "docs/config-reference.md is stale: run "
-        "`python -m augure.config.reference > docs/config-reference.md`"
+        "docs/reference/config-keys.md is stale: run "
+        "`python -m augure.config.reference > docs/reference/config-keys.md`"
     )
 
 

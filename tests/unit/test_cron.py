@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from augure.common.ports import NOT_KNOWN, Sources
-from augure.scheduler.jobs import Job, next_fire
-from augure.scheduler.service import JobError, Scheduler
+from augure.scheduler.jobs import Job, JobError, next_fire
+from augure.scheduler.runner import Scheduler
 from augure.skills.model import SkillError, parse_skill_md
 from augure.store.state import Store
 from tests.e2e.helpers import augure, environment

@@ -15,6 +15,7 @@ PAGES = sorted(
         ROOT / "SECURITY.md",
         *ROOT.glob("docs/**/*.md"),
         *ROOT.glob("bench/**/*.md"),
+        *ROOT.glob("skills/**/*.md"),
     ]
 )
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")

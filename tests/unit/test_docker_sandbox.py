@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from augure.config.settings import SandboxConfig, load_config
+from augure.config.execution import SandboxConfig
+from augure.config.settings import load_config
 from augure.sandbox import DockerSandbox, open_sandbox, sandbox_problem
 
 ENV = {"HOME": "/workspace", "PATH": "/usr/bin:/bin"}

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from augure.channels.telegram import fold
-from augure.channels.telegram.fold import Content, Folder, _Part, merge_albums
+from augure.channels.telegram.fold import Folder, _Part, merge_albums
+from augure.common.content import Content
 from augure.config.settings import TelegramConfig, load_config
 from augure.core.door.chat import ChatDesk
 from augure.core.lifespan import Augure

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from augure.config.settings import ToolsConfig, load_config
+from augure.config.settings import load_config
+from augure.config.tools import ToolsConfig
 from augure.memory.store import MemoryStore
 from augure.store.state import Store
 from augure.tools.base import RunContext

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from augure.approval.rules import matches
-from augure.config.settings import ToolsConfig, load_config
+from augure.config.settings import load_config
+from augure.config.tools import ToolsConfig
 from augure.memory.store import MemoryStore
 from augure.store.state import Store
 from augure.tools.base import Egress, RunContext, ToolResult

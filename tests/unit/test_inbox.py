@@ -1,5 +1,6 @@
-"""The inbox of messages waiting to be answered (docs/durability.md, "Messages waiting to be
-folded"): a message is waiting or in the history with its turn, never both, never neither."""
+"""The inbox of messages waiting to be answered (docs/reference/durability.md, "Messages
+waiting to be folded"): a message is waiting or in the history with its turn, never both,
+never neither."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from augure.common import links
 from augure.common.caller import Reading
-from augure.config.settings import ApprovalConfig
+from augure.config.approval import ApprovalConfig
 from augure.tools import leaks
 
 

@@ -170,6 +170,14 @@ def test_the_licence_check_refuses_gpl_agpl_and_no_licence(
     assert (verdict("somepackage", stated) is not None) is refused
 
 
+def test_the_gpl_test_server_is_locked_for_the_tests_only() -> None:
+    allowed = licence_check()["ALLOWED"]
+    assert isinstance(allowed, dict) and "radicale" in allowed
+    runtime = (ROOT / "requirements" / "runtime.txt").read_text()
+    assert re.search(r"^radicale==", runtime, re.M) is None
+    assert re.search(r"^radicale==", (ROOT / "requirements" / "lock.txt").read_text(), re.M)
+
+
 def test_every_package_of_the_lock_is_pinned_with_hashes() -> None:
     lock = (ROOT / "requirements" / "lock.txt").read_text()
     pins = re.findall(r"^([A-Za-z0-9_.-]+)==[^\\\n]+\\\n\s+--hash=sha256:", lock, re.M)

@@ -1,6 +1,8 @@
 """docs/reference/ stays the contract the code keeps: every command, config key and built-in
-tool is described there, and every citation of a reference page (or of a section of one)
-lands on something that exists. Nothing may cite a contract kept outside the repository."""
+tool is described there, and every citation of a page of docs/ (or of a section of one)
+lands on something that exists. Each topic has one page: a guide under docs/ never bears the
+name of a reference page, so the two cannot drift apart. Nothing may cite a contract kept
+outside the repository."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from augure.core.toolset import builtin_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
-KEY_TABLE = ROOT / "docs" / "config-reference.md"
+KEY_TABLE = REFERENCE / "config-keys.md"
 # Options every command takes; commands.md describes them once, at the top.
 COMMON_OPTIONS = {"-h", "--help", "--config", "-v", "--verbose"}
 
@@ -132,12 +134,12 @@ def test_every_config_section_is_linked_from_configuration_md_and_every_key_has_
     missing = []
     for section, key in _every_setting():
         if key is None:
-            if f"config-reference.md#{_anchor(f'`[{section}]`')})" not in page:
+            if f"config-keys.md#{_anchor(f'`[{section}]`')})" not in page:
                 missing.append(f"[{section}] is not linked from configuration.md")
             continue
         body = _section(table, f"## `[{section}]`")
         if f"| `{key}` |" not in body:
-            missing.append(f"{section}.{key} has no row in config-reference.md")
+            missing.append(f"{section}.{key} has no row in config-keys.md")
     assert not missing, missing
 
 
@@ -195,14 +197,14 @@ def _anchors(page: Path) -> set[str]:
     return {_anchor(heading) for heading in headings}
 
 
-CITATION = re.compile(r"docs/reference/([\w-]+\.md)(?:#([\w-]+))?")
+CITATION = re.compile(r"(?<![\w/.-])docs/((?:reference/)?[\w-]+\.md)(?:#([\w-]+))?")
 RELATIVE_LINK = re.compile(r"\]\(((?:\.\./)?[\w./-]*?[\w-]+\.md)(?:#([\w-]+))?\)")
 
 
 def _citations() -> Iterator[tuple[str, Path, str | None]]:
     for path, text in _cited_texts():
         for match in CITATION.finditer(text):
-            yield str(path.relative_to(ROOT)), REFERENCE / match.group(1), match.group(2)
+            yield str(path.relative_to(ROOT)), ROOT / "docs" / match.group(1), match.group(2)
         if path.suffix == ".md":
             for match in RELATIVE_LINK.finditer(text):
                 target = (path.parent / match.group(1)).resolve()
@@ -222,3 +224,23 @@ def test_every_citation_and_link_lands_on_an_existing_page_and_section() -> None
         elif anchor and anchor not in _anchors(target):
             broken.append(f"{source} -> {target.relative_to(ROOT)}#{anchor} (no such section)")
     assert not broken, "\n".join(broken)
+
+
+# The guides that still share a name with their reference page. Each holds only what the
+# reference page does not say (walk-throughs, how the part is built and tested) and links
+# there for the rest; the next step folds it in or renames it for what it explains. The set
+# may only shrink: the test fails on a new twin and on a name that is no longer one.
+GUIDES_BESIDE_THEIR_REFERENCE = {"skills.md", "telegram.md"}
+
+
+def test_no_topic_has_a_guide_and_a_reference_page_of_the_same_name() -> None:
+    guides = {page.name for page in (ROOT / "docs").glob("*.md")}
+    twins = guides & {page.name for page in REFERENCE.glob("*.md")}
+    assert twins <= GUIDES_BESIDE_THEIR_REFERENCE, (
+        f"one page per topic: {sorted(twins - GUIDES_BESIDE_THEIR_REFERENCE)} exist both in "
+        "docs/ and docs/reference/; keep the contract in docs/reference/, fold the rest in"
+    )
+    assert twins == GUIDES_BESIDE_THEIR_REFERENCE, (
+        f"{sorted(GUIDES_BESIDE_THEIR_REFERENCE - twins)} no longer have a twin: drop them "
+        "from GUIDES_BESIDE_THEIR_REFERENCE"
+    )

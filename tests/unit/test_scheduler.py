@@ -11,7 +11,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from augure.common.ports import NOT_KNOWN, Sources
-from augure.scheduler.service import JobError, Scheduler
+from augure.scheduler.jobs import JobError
+from augure.scheduler.runner import Scheduler
 from augure.store.state import Store
 
 START = datetime(2026, 3, 27, 12, 0, tzinfo=UTC)

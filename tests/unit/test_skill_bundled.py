@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from augure.codemode.runtime import Limits
+from augure.codemode.runtime import RunLimits
 from augure.config.settings import Config
 from augure.core.toolset import build_registry
 from augure.skills.model import FILES, SKILL_MD, SKILL_PY, parse_skill_md, parse_test_json
@@ -39,5 +39,5 @@ async def test_a_bundled_skill_is_valid_clean_and_passes_its_test(folder: Path) 
         test = parse_test_json((folder / "test.json").read_text())
         assert test.expect_output_contains
         code = files[SKILL_PY].decode()
-        checked = await check_skill_code(code, meta.tools, test, registry, Limits(10, 50))
+        checked = await check_skill_code(code, meta.tools, test, registry, RunLimits(10, 50))
         assert checked.passed, checked.detail

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from augure.codemode.runtime import Limits
+from augure.codemode.runtime import RunLimits
 from augure.skills.model import SkillTest
 from augure.skills.runner import CheckResult, check_skill_code
 from augure.tools.clock import datetime_tool
 from augure.tools.memory_tools import memory_read, memory_write
 from augure.tools.registry import ToolRegistry
 
-LIMITS = Limits(timeout_seconds=10, max_calls=10)
+LIMITS = RunLimits(timeout_seconds=10, max_calls=10)
 
 
 def registry() -> ToolRegistry:

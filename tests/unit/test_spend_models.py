@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from augure.config.budget import Prices, Roles
+from augure.config.llm import Roles
 from augure.config.settings import ConfigError, load_config
-from augure.llm.budget import SUBAGENT, SUMMARY, working_as
+from augure.config.spend import Prices
 from augure.llm.faults import Fault, LLMError
 from augure.llm.models import Entry, Models
+from augure.llm.spend import SUBAGENT, SUMMARY, working_as
 from augure.store.spend import ModelCall
 from tests.cores import Cores
 from tests.fakes.model import Request, ScriptedModel, answer, call

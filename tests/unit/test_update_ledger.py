@@ -1,5 +1,6 @@
-"""The offset Telegram is sent (docs/durability.md, "Updates Telegram resends"): never past an
-update still being handled, and Telegram's resends of such an update never dispatched twice."""
+"""The offset Telegram is sent (docs/reference/durability.md, "Updates Telegram resends"):
+never past an update still being handled, and Telegram's resends of such an update never
+dispatched twice."""
 
 from __future__ import annotations
 

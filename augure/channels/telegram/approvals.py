@@ -1,4 +1,5 @@
-"""Approval requests as Telegram messages with inline buttons, and the presses that decide them."""
+"""Approval requests as Telegram messages with inline buttons. The presses that decide them are
+read by the /approvals command's module (augure.channels.telegram.commands.approvals)."""
 
 from __future__ import annotations
 
@@ -7,34 +8,26 @@ import logging
 from functools import partial
 from typing import Any
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
-from telegram.ext import ContextTypes
 
 from augure.approval.shown import arguments_text, visible
 from augure.channels.telegram.delivery import Delivery
-from augure.common.ports import ApprovalRequest, Decide, Decision, Verdict
+from augure.common.ports import ApprovalRequest, Decide, Verdict
 from augure.config.settings import Config
-from augure.core.door.doors import ReadingDoor
 
 log = logging.getLogger(__name__)
 
 # Arguments longer than this go into an attached file: the message must stay readable and
 # well within Telegram's 4,096 characters, and nothing may be cut silently.
 INLINE_ARGUMENTS_LIMIT = 2500
-# A button's letter: the decision, whether it saves a rule, whether it allows in this chat.
-CHOICES = {
-    "y": (Decision.APPROVED, False, False),
-    "a": (Decision.APPROVED, True, False),
-    "c": (Decision.APPROVED, False, True),
-    "n": (Decision.REJECTED, False, False),
-}
 
 
 class TelegramApprover:
     """The gate's Approver for Telegram: one message per request, buttons removed after.
 
-    A press arrives as an update and is decided by `on_button`, not here."""
+    A press arrives as an update and is decided by the commands' `on_decision`, not here: its
+    callback data is `ap:<request id>:<letter>`, the letters of `CHOICES` there."""
 
     def __init__(self, config: Config, delivery: Delivery) -> None:
         self.config = config
@@ -130,50 +123,3 @@ class TelegramApprover:
                 parse_mode=ParseMode.HTML,
             ),
         )
-
-
-async def on_button(door: ReadingDoor, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A press on Approve / Reject / Always allow / Allow in this chat, or on a rule's Revoke."""
-    query = update.callback_query
-    assert query is not None and query.data is not None and query.from_user is not None
-    kind, _, rest = query.data.partition(":")
-    if kind == "rv":
-        if str(query.from_user.id) != door.config.owner_chat:
-            await query.answer("Only the owner can revoke a rule.", show_alert=True)
-            return
-        revoked = rest.isdigit() and await door.owner.revoke_rule(int(rest))
-        await query.answer("Rule revoked." if revoked else "That rule no longer exists.")
-        return
-    invocation_id, _, choice = rest.partition(":")
-    if kind != "ap" or choice not in CHOICES:
-        await query.answer("Unknown button.")
-        return
-    if str(query.from_user.id) != door.config.owner_chat:  # a guest's forged press
-        await query.answer("Only the owner decides.", show_alert=True)
-        return
-    decision, always, in_chat = CHOICES[choice]
-    by = f"telegram:{query.from_user.id}"
-    verdict = await door.owner.decide(invocation_id, decision, by, always=always, in_chat=in_chat)
-    if verdict is not None:
-        await query.answer(verdict.describe())
-        return
-    row = await door.reports.invocation(invocation_id)
-    status = row.approval_status.replace("_", " ") if row else None
-    await query.answer(f"Already decided: {status}." if status else "Unknown request.")
-
-
-async def approvals_command(door: ReadingDoor, delivery: Delivery, chat_id: int) -> None:
-    """/approvals: what waits for a decision, and the saved rules with a Revoke button each."""
-    pending = await door.reports.pending_approvals(limit=20)
-    rules = await door.owner.rules()
-    lines = ["<b>Pending approvals</b>"]
-    lines += [f"• <code>{r.id}</code> {html.escape(r.tool)}" for r in pending] or ["none"]
-    lines.append("\n<b>Rules</b>")
-    lines += [
-        f"{rule.id}. {rule.effect}: <code>{html.escape(rule.pattern)}</code>" for rule in rules
-    ] or ["none"]
-    keyboard = [
-        [InlineKeyboardButton(f"Revoke rule {rule.id}", callback_data=f"rv:{rule.id}")]
-        for rule in rules[:20]
-    ]
-    await delivery.send_html(chat_id, "\n".join(lines), keyboard)

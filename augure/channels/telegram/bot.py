@@ -7,12 +7,11 @@ import contextlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Coroutine, Sequence
+from functools import partial
 from typing import Any
 
 from telegram import BotCommand, Update
-from telegram.constants import ChatType
 from telegram.ext import (
-    ApplicationHandlerStop,
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
@@ -21,23 +20,15 @@ from telegram.ext import (
     filters,
 )
 
+from augure.channels.telegram.allowed import AllowedUsers
 from augure.channels.telegram.application import build_application as build_application
-from augure.channels.telegram.approvals import approvals_command, on_button
 from augure.channels.telegram.channel import TelegramChannel
-from augure.channels.telegram.commands import (
-    COMMANDS,
-    HELP,
-    OWNER_ONLY,
-    in_owners_private_chat,
-    jobs_report,
-    memory_report,
-    status_report,
-)
-from augure.channels.telegram.dashboard import dashboard_reply
-from augure.channels.telegram.fold import Content, Folder
+from augure.channels.telegram.commands import COMMANDS, HELP
+from augure.channels.telegram.commands.command import Asked, Handler
+from augure.channels.telegram.failures import report_failure
+from augure.channels.telegram.fold import Folder
 from augure.channels.telegram.inbound import (
     WHAT_I_TAKE,
-    addressed,
     as_forwarded,
     as_text,
     in_group,
@@ -45,20 +36,15 @@ from augure.channels.telegram.inbound import (
 )
 from augure.channels.telegram.ledger import UpdateLedger
 from augure.channels.telegram.media import document_text, photo_content, voice_bytes
-from augure.channels.telegram.personas import PREFIX as PERSONA
-from augure.channels.telegram.personas import on_persona_button, persona_command
 from augure.channels.telegram.polling import PollingBot
-from augure.channels.telegram.skills import skills_report
 from augure.channels.telegram.start_failure import start_failure
 from augure.channels.telegram.streaming import StreamingReply
-from augure.channels.telegram.tasks import PREFIX as TASK
-from augure.channels.telegram.tasks import on_cancel_button, tasks_command
-from augure.channels.telegram.usage import usage_report
 from augure.channels.telegram.voice import reply_by_voice
+from augure.common.content import Content
 from augure.common.errors import UsageError
 from augure.config.settings import Config
 from augure.core.door.doors import Door
-from augure.core.door.errors import StateError, StoreBusy
+from augure.core.door.errors import StateError
 from augure.core.lifespan import Augure, Companion
 from augure.host.home import HomeError, HomeLock
 from augure.llm.faults import LLMError
@@ -67,9 +53,8 @@ from augure.tools.base import Tool
 log = logging.getLogger(__name__)
 
 Context = ContextTypes.DEFAULT_TYPE
-Handler = Callable[[Update, Context], Coroutine[Any, Any, None]]
+UpdateCallback = Callable[[Update, Context], Coroutine[Any, Any, None]]
 KINDS_AS_TEXT = filters.LOCATION | filters.VENUE | filters.CONTACT | filters.Sticker.ALL
-NOT_ALLOWED = "You are not allowed to use this bot."
 
 
 class TelegramBot:
@@ -83,29 +68,17 @@ class TelegramBot:
         self.channel = channel
         self.application = channel.application
         self.delivery = channel.delivery
-        self.allowed = set(config.telegram.allowed_users)
         self.streaming = config.telegram.streaming
         self._door: Door | None = None
         app = self.application
-        app.add_handler(TypeHandler(Update, self._gate), group=-1)
-        app.add_handler(CommandHandler("start", self._start))
-        app.add_handler(CommandHandler("help", self._help))
-        app.add_handler(CommandHandler("new", self._new))
-        app.add_handler(self._for_owner("status", self._status))
-        app.add_handler(self._for_owner("approvals", self._approvals))
-        app.add_handler(self._for_owner("jobs", self._jobs))
-        app.add_handler(self._for_owner("pause", self._pause))
-        app.add_handler(self._for_owner("resume", self._resume))
-        app.add_handler(self._for_owner("skills", self._skills))
-        app.add_handler(CallbackQueryHandler(self._button, pattern=r"^(ap|rv):"))
-        app.add_handler(self._for_owner("usage", self._usage))
-        app.add_handler(self._for_owner("memory", self._memory))
-        app.add_handler(CommandHandler("persona", self._persona))
-        app.add_handler(self._for_owner("tasks", self._tasks))
-        app.add_handler(CallbackQueryHandler(self._task_button, pattern=f"^{TASK}"))
-        app.add_handler(self._for_owner("dashboard", self._dashboard))
-        app.add_handler(CallbackQueryHandler(self._persona_button, pattern=f"^{PERSONA}"))
-        app.add_handler(MessageHandler(filters.COMMAND, self._help))
+        allowed = AllowedUsers(set(config.telegram.allowed_users), self.delivery, home_lock)
+        app.add_handler(TypeHandler(Update, allowed), group=-1)
+        for command in COMMANDS:
+            app.add_handler(CommandHandler(command.name, self._asking(command.run)))
+            for button in command.buttons:
+                pressed = self._asking(button.handler)
+                app.add_handler(CallbackQueryHandler(pressed, pattern=button.pattern))
+        app.add_handler(MessageHandler(filters.COMMAND, self._asking(HELP.run)))  # unknown ones
         ordered = self._in_order
         app.add_handler(MessageHandler(filters.TEXT, ordered(self._text)))
         app.add_handler(MessageHandler(filters.PHOTO, ordered(self._photo)))
@@ -120,8 +93,8 @@ class TelegramBot:
         app.add_error_handler(self._error)
         self._background: set[asyncio.Task[Any]] = set()
         self._chat_order: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self.folder = Folder(self._answer, self._report, config.telegram.fold_seconds)
-        self.home_lock = home_lock
+        failed = partial(report_failure, self.delivery)
+        self.folder = Folder(self._answer, failed, config.telegram.fold_seconds)
 
     @property
     def ledger(self) -> UpdateLedger:
@@ -187,25 +160,20 @@ class TelegramBot:
         task.add_done_callback(self._background.discard)
 
     async def _register_commands(self) -> None:
-        commands = [BotCommand(name, text) for name, text in COMMANDS.items()]
+        commands = [BotCommand(command.name, command.menu) for command in COMMANDS]
         try:
             await self.application.bot.set_my_commands(commands)
         except Exception as exc:  # the menu is a convenience; the bot works without it
             log.warning("setMyCommands failed: %s", exc)
 
-    def _for_owner(self, command: str, handler: Handler) -> CommandHandler[Any, None]:
-        """A command that shows the owner's data or changes the owner's set-up: answered in
-        the owner's private chat only, elsewhere by one line saying so (docs/security.md)."""
+    def _asking(self, handler: Handler) -> UpdateCallback:
+        async def asked(update: Update, context: Context) -> None:
+            # The one place a command or a press is given the core's door.
+            await handler(Asked(update, context, self.door, self.delivery))
 
-        async def guarded(update: Update, context: Context) -> None:
-            if in_owners_private_chat(update, self.config.owner_chat):
-                await handler(update, context)
-            else:
-                await self._say(update, OWNER_ONLY.format(command=command))
+        return asked
 
-        return CommandHandler(command, guarded)
-
-    def _in_order(self, handler: Handler) -> Handler:
+    def _in_order(self, handler: UpdateCallback) -> UpdateCallback:
         """Messages of one chat are read one at a time in arrival order: the lock is taken
         before the handler's first await (a download, a transcription), so a slow step of
         one message never lets the next one overtake it; the folder answers them in that
@@ -219,98 +187,6 @@ class TelegramBot:
                     await handler(update, context)
 
         return ordered
-
-    async def _gate(self, update: Update, context: Context) -> None:
-        if self.home_lock is not None:
-            self.home_lock.note_update()
-        user = update.effective_user
-        allowed = user is not None and user.id in self.allowed
-        message = update.message
-        if in_group(message):
-            # In a group the bot stays silent for everyone else, and for allowed users
-            # unless they address it (docs/reference/telegram.md#groups).
-            assert message is not None
-            if allowed and addressed(message, context.bot.bot):
-                return
-            raise ApplicationHandlerStop
-        if allowed:
-            return
-        if update.callback_query is not None:
-            alert = None if in_group(update.callback_query.message) else NOT_ALLOWED
-            await update.callback_query.answer(alert, show_alert=alert is not None)
-        elif (
-            update.effective_chat is not None
-            and update.effective_chat.type == ChatType.PRIVATE
-            and user
-        ):
-            await self.delivery.send_text(
-                update.effective_chat.id,
-                f"This is a private assistant. Your Telegram user id is {user.id}.",
-            )
-            log.info("refused a message from user %s", user.id)
-        raise ApplicationHandlerStop
-
-    async def _start(self, update: Update, context: Context) -> None:
-        await self._say(update, "Hello! I am Augure, your assistant.\n\n" + HELP)
-
-    async def _help(self, update: Update, context: Context) -> None:
-        await self._say(update, HELP)
-
-    async def _new(self, update: Update, context: Context) -> None:
-        assert update.effective_chat is not None
-        await self.door.chat.new_conversation(str(update.effective_chat.id))
-        await self._say(update, "Started a fresh conversation.")
-
-    async def _status(self, update: Update, context: Context) -> None:
-        await self._say(update, await status_report(self.door.running))
-
-    async def _approvals(self, update: Update, context: Context) -> None:
-        assert update.effective_chat is not None
-        await approvals_command(self.door, self.delivery, update.effective_chat.id)
-
-    async def _button(self, update: Update, context: Context) -> None:
-        await on_button(self.door, update, context)
-
-    async def _persona(self, update: Update, context: Context) -> None:
-        assert update.effective_chat is not None
-        await persona_command(
-            self.door.chat, self.delivery, update.effective_chat.id, context.args or []
-        )
-
-    async def _dashboard(self, update: Update, context: Context) -> None:
-        assert update.effective_chat is not None
-        private = update.effective_chat.type == ChatType.PRIVATE
-        await self._say(update, dashboard_reply(self.door.owner, private))
-
-    async def _persona_button(self, update: Update, context: Context) -> None:
-        await on_persona_button(self.door.chat, update, context)
-
-    async def _tasks(self, update: Update, context: Context) -> None:
-        assert update.effective_chat is not None
-        await tasks_command(self.door, self.delivery, update.effective_chat.id)
-
-    async def _task_button(self, update: Update, context: Context) -> None:
-        await on_cancel_button(self.door, update, context)
-
-    async def _jobs(self, update: Update, context: Context) -> None:
-        await self._say(update, await jobs_report(self.door.owner))
-
-    async def _pause(self, update: Update, context: Context) -> None:
-        await self.door.owner.pause_jobs(True)
-        await self._say(
-            update, "Scheduled jobs paused; chatting still works. /resume restarts them."
-        )
-
-    async def _resume(self, update: Update, context: Context) -> None:
-        await self.door.owner.pause_jobs(False)
-        await self._say(update, "Scheduled jobs resumed.")
-
-    async def _skills(self, update: Update, context: Context) -> None:
-        await self._say(update, await skills_report(self.door.reports))
-
-    async def _say(self, update: Update, text: str) -> None:
-        assert update.effective_chat is not None
-        await self.delivery.send_text(update.effective_chat.id, text)
 
     async def _text(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -402,34 +278,9 @@ class TelegramBot:
         for artifact in reply.artifacts:
             await self.channel.deliver(str(chat_id), artifact)
 
-    async def _usage(self, update: Update, context: Context) -> None:
-        assert update.effective_chat is not None
-        await self._say(update, await usage_report(self.door, str(update.effective_chat.id)))
-
-    async def _memory(self, update: Update, context: Context) -> None:
-        await self._say(update, memory_report(self.door.reports))
-
     async def _error(self, update: object, context: Context) -> None:
         chat = update.effective_chat if isinstance(update, Update) else None
-        await self._report(chat.id if chat is not None else None, context.error)
-
-    async def _report(self, chat_id: int | None, error: BaseException | None) -> None:
-        if isinstance(error, StoreBusy):
-            log.warning("a message could not be handled: %s", error)
-            text = "I could not store your message: my database is busy. Please try again."
-        else:
-            log.error("error while handling an update", exc_info=error)
-            # The class name means nothing to the owner; the log has it, with the traceback.
-            text = (
-                "Something went wrong on my side and that message was not handled (the details "
-                "are in the log). Please send it again; if it keeps failing, /new starts afresh."
-            )
-        if chat_id is None:
-            return
-        try:
-            await self.delivery.send_text(chat_id, text)
-        except Exception:
-            log.exception("could not report the error to the chat")
+        await report_failure(self.delivery, chat.id if chat is not None else None, context.error)
 
 
 STOP_SECONDS = 8.0  # within the 10 s `augure run` has to stop (docs/operations.md)

@@ -12,7 +12,7 @@ Telegram counts a message delivered once the bot has read it, so each is stored 
 inbox before it waits here (`take`); the agent stores the whole batch with its turn, and takes
 it out of the inbox, in one transaction before the model sees any of it. A start hands back
 what a crash left waiting (`hand_back`), so no message is lost or answered twice
-(docs/durability.md).
+(docs/reference/durability.md).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from augure.common.content import Content
 from augure.core.door.chat import ChatDesk
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,6 @@ ALBUM_SECONDS = 0.5
 # A chat that keeps typing is still answered: the window never holds a batch longer.
 LONGEST_WAIT_SECONDS = 10.0
 
-Content = str | list[dict[str, Any]]
 # The chat, the batch's messages in order, whether one of them was a voice note (a voice
 # note may be answered by voice: docs/voice.md), and their ids in the inbox.
 Answer = Callable[[int, list[Content], bool, list[int]], Awaitable[None]]

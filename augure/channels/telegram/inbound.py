@@ -4,7 +4,6 @@ reach the model (docs/reference/telegram.md#message-kinds)."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from telegram import (
     MaybeInaccessibleMessage,
@@ -18,9 +17,8 @@ from telegram import (
 )
 from telegram.constants import ChatType
 
+from augure.common.content import Content
 from augure.tools.result import FORWARDED, wrap_untrusted
-
-Said = str | list[dict[str, Any]]  # a message's content for the model (text, or parts)
 
 GROUP_CHATS = (ChatType.GROUP, ChatType.SUPERGROUP)
 WHAT_I_TAKE = (
@@ -113,7 +111,7 @@ def forwarded_from(message: Message) -> str | None:
     return f"{FORWARDED}{name}"
 
 
-def as_forwarded(content: Said, message: Message) -> Said:
+def as_forwarded(content: Content, message: Message) -> Content:
     """A forwarded message's words (its text, its caption, its transcript) are not the
     owner's: outside content, marked with their origin, and the turn starts from them as from
     a page (docs/security.md, "Forwarded messages"). The owner's own words pass unchanged."""

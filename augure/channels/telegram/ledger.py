@@ -1,4 +1,4 @@
-"""Which updates Telegram may forget (docs/durability.md, "Updates Telegram resends").
+"""Which updates Telegram may forget (docs/reference/durability.md, "Updates Telegram resends").
 
 Telegram forgets every update below the offset of the next getUpdates. python-telegram-bot
 moves that offset past an update as soon as it has fetched it, while the handler may still be

@@ -6,22 +6,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from augure.agent.turn import Content, Later, Reply, TurnStream
+from augure.agent.turn import Later, Reply, TurnStream
+from augure.common.content import Content
 from augure.core.app import Core
 from augure.core.speaking import speak
 from augure.store.audit import new_id
-from augure.store.inbox import Delivery, Inbox
+from augure.store.inbox import Inbox, UpdateKey
 
 
 class Deliveries(Protocol):
     """What a channel took, so a resend is skipped, and what it holds still, kept until
-    taken (Telegram's updates: docs/durability.md). The store's inbox, handed over once."""
+    taken (Telegram's updates: docs/reference/durability.md). The store's inbox, handed over
+    once."""
 
-    async def taken_updates(self) -> set[Delivery]: ...
+    async def taken_updates(self) -> set[UpdateKey]: ...
 
-    async def record_update(self, delivery: Delivery) -> None: ...
+    async def record_update(self, delivery: UpdateKey) -> None: ...
 
-    async def park(self, held: list[tuple[Delivery, str]]) -> None: ...
+    async def park(self, held: list[tuple[UpdateKey, str]]) -> None: ...
 
     async def parked(self) -> list[str]: ...
 
@@ -82,9 +84,9 @@ class ChatDesk:
         album: str | None = None,
         *,
         spoken: bool = False,
-        delivery: Delivery | None = None,
+        delivery: UpdateKey | None = None,
     ) -> int:
-        """A message taken in, stored before it waits to be answered (docs/durability.md):
+        """A message taken in, stored before it waits to be answered (docs/reference/durability.md):
         its id goes to `converse` with it. Secrets are masked as in the history. `delivery`:
         the channel's id and digest of what brought it, recorded as taken with it."""
         redact = self._core.redact

@@ -7,42 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Protocol
+from typing import Any
 
 from augure.core import forgetting
 from augure.core.door.served import Served
 from augure.core.door.types import JobsReport
 from augure.host.home import holder
-from augure.scheduler.jobs import Job, JobError
+from augure.scheduler.book import JobBook
+from augure.scheduler.jobs import JobError
 from augure.store.words import forget_entry
 
 # How long `forget_chat` waits for a running bot to take its request before giving up.
 PICKUP_SECONDS = 15.0
-
-
-class JobBook(Protocol):
-    """The jobs as the shell edits them (`augure jobs`): the scheduler, handed over once.
-    Each raises JobError for what it refuses."""
-
-    @property
-    def zone(self) -> str: ...
-
-    async def create(
-        self,
-        *,
-        prompt: str,
-        chat_id: str | None,
-        cron: str | None = None,
-        run_at: str | None = None,
-        timezone: str | None = None,
-        job_id: str | None = None,
-    ) -> Job: ...
-
-    async def remove(self, job_id: str) -> bool: ...
-
-    async def pause_job(self, job_id: str) -> Job: ...
-
-    async def resume_job(self, job_id: str) -> Job: ...
 
 
 class OwnerDesk:

@@ -20,12 +20,12 @@ from augure.core.door.types import (
     Tokens,
     UsageReport,
 )
-from augure.core.spend import build_models
+from augure.llm.models import build_models
 from augure.skills.model import SkillMeta
 from augure.skills.store import SkillRecord
 from augure.store import reports
 from augure.store.archive import Archive, Window
-from augure.store.tasks import Status
+from augure.store.tasks import TaskState
 from augure.tools.limits import Limits, Use
 from augure.tools.recall_search import Searcher
 from augure.tools.recall_vectors import Embedder
@@ -109,7 +109,7 @@ class Reports:
         self,
         *,
         chat_id: str | None = None,
-        status: Status | None = None,
+        status: TaskState | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> list[TaskRow]:

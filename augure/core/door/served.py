@@ -10,11 +10,11 @@ from augure.approval.gate import ApprovalGate
 from augure.background import TaskManager
 from augure.common.logins import LoginTokens
 from augure.config.settings import Config
-from augure.core.spend import Budget
+from augure.core.spend import SpendCaps
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
 from augure.memory.store import MemoryStore
-from augure.scheduler.service import Scheduler
+from augure.scheduler.runner import Scheduler
 from augure.skills.store import SkillStore
 from augure.store.audit import Audit
 from augure.store.state import Store
@@ -40,7 +40,7 @@ class Served(Protocol):
     @property
     def llm(self) -> LLM: ...
     @property
-    def budget(self) -> Budget: ...
+    def budget(self) -> SpendCaps: ...
     @property
     def redact(self) -> Redactor: ...
     @property

@@ -13,7 +13,7 @@ from starlette.routing import Route
 
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page, back
-from augure.scheduler.service import local
+from augure.scheduler.jobs import local
 
 
 def routes(dash: Dash) -> list[Route]:

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from augure.config.settings import LLMConfig
+from augure.config.llm import LLMConfig
 from augure.core.door.types import Day
 from augure.dashboard.auth import Session
 from augure.dashboard.web import Dash, Page

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from augure.common.errors import Unavailable
 from augure.tools.browser.upstream import proxy_for
 from augure.tools.netguard import BlockedURL, IPAddress, classify, resolve
 
@@ -26,7 +27,8 @@ log = logging.getLogger(__name__)
 HostCheck = Callable[[str, int], Awaitable[list[IPAddress]]]
 
 
-class Unreachable(OSError):
+# An OSError too: the proxy answers any OSError on the way out with a 502 to the browser.
+class Unreachable(Unavailable, OSError):
     """The destination does not exist (no DNS answer); not a policy refusal."""
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
+from augure.common.errors import NotDone
 from augure.config.tools import settings_for
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 from augure.tools.netguard import BlockedURL, check_url
@@ -71,14 +72,14 @@ def find_executable(settings: BrowserSettings) -> str | None:
 
 
 @dataclass
-class Session:
+class BrowserSession:
     name: str
     context: BrowserContext
     page: Page
     last_used: float
 
 
-class BrowserError(Exception):
+class BrowserError(NotDone):
     """A failure the model can act on; the message is the whole explanation."""
 
 
@@ -107,7 +108,7 @@ class BrowserPool:
         self.ttl = ttl
         self.max_sessions = max_sessions
         self.clock = clock
-        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.sessions: OrderedDict[str, BrowserSession] = OrderedDict()
         self.proxy: GuardProxy | None = None
         self.launch_seconds: float | None = None
         self._playwright: Playwright | None = None
@@ -130,7 +131,7 @@ class BrowserPool:
         except OSError as exc:
             raise BrowserError(f"cannot open {url}: {exc}") from None
 
-    async def session(self, name: str, *, create: bool) -> Session:
+    async def session(self, name: str, *, create: bool) -> BrowserSession:
         async with self._lock:
             if self._browser is not None and not self._browser.is_connected():
                 log.warning("Chromium exited; its %d session(s) are gone", len(self.sessions))
@@ -193,7 +194,7 @@ class BrowserPool:
             # An idle Chromium holds a few hundred MB; relaunching takes well under a second.
             await self._stop_browser()
 
-    async def _new_session(self, name: str) -> Session:
+    async def _new_session(self, name: str) -> BrowserSession:
         while len(self.sessions) >= self.max_sessions:
             oldest, found = self.sessions.popitem(last=False)
             log.info("browser session %r closed: more than %d open", oldest, self.max_sessions)
@@ -208,7 +209,7 @@ class BrowserPool:
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
         page = await context.new_page()
-        found = Session(name, context, page, self.clock())
+        found = BrowserSession(name, context, page, self.clock())
         # A link with target=_blank opens a new tab: follow it, as a person would.
         context.on("page", lambda opened: setattr(found, "page", opened))
         self.sessions[name] = found

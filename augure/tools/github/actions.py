@@ -34,7 +34,7 @@ AUTH_HINT = "check GITHUB_TOKEN (or [tools.github] token)"
 
 
 @dataclass
-class Call:
+class GithubRequest:
     action: str
     owner: str | None
     repo: str | None
@@ -93,7 +93,7 @@ def client(base_url: str, token: str, per_page: int) -> Github:
     )
 
 
-def run(base_url: str, token: str, call: Call) -> ToolResult:
+def run(base_url: str, token: str, call: GithubRequest) -> ToolResult:
     """One call, blocking: meant for a worker thread."""
     gh = client(base_url, token, call.per_page)
     try:
@@ -106,7 +106,7 @@ def run(base_url: str, token: str, call: Call) -> ToolResult:
         gh.close()
 
 
-def explain(exc: GithubException, call: Call) -> str:
+def explain(exc: GithubException, call: GithubRequest) -> str:
     message = _message(exc)
     if isinstance(exc, UnknownObjectException) or exc.status == 404:
         subject = f"user {call.owner}" if call.action == "list_repos" else call.where
@@ -149,11 +149,11 @@ def _reset(exc: GithubException) -> str:
     return f" (resets at {time.strftime('%H:%M UTC', time.gmtime(reset))}, in {minutes} min)"
 
 
-def _repo(gh: Github, c: Call) -> Repository:
+def _repo(gh: Github, c: GithubRequest) -> Repository:
     return gh.get_repo(c.full_name)
 
 
-def list_issues(gh: Github, c: Call) -> str:
+def list_issues(gh: Github, c: GithubRequest) -> str:
     state = c.state or "open"
     issues = _repo(gh, c).get_issues(state=state, **c.set("labels"))
     items, more = render.take(issues, c.per_page, keep=lambda i: not render.is_pr(i))
@@ -161,7 +161,7 @@ def list_issues(gh: Github, c: Call) -> str:
     return render.listing(lines, more, f"No {state} issues in {c.full_name}.")
 
 
-def get_issue(gh: Github, c: Call) -> str:
+def get_issue(gh: Github, c: GithubRequest) -> str:
     assert c.issue_number is not None  # validated with the arguments
     issue = _repo(gh, c).get_issue(c.issue_number)
     issue.complete()
@@ -172,25 +172,25 @@ def get_issue(gh: Github, c: Call) -> str:
     return render.issue_detail(issue, c.where, comments, more)
 
 
-def create_issue(gh: Github, c: Call) -> str:
+def create_issue(gh: Github, c: GithubRequest) -> str:
     issue = _repo(gh, c).create_issue(title=c.title or "", **c.set("body", "labels"))
     return f"Created issue {c.full_name}#{issue.number}: {issue.title}\n{issue.html_url}"
 
 
-def update_issue(gh: Github, c: Call) -> str:
+def update_issue(gh: Github, c: GithubRequest) -> str:
     assert c.issue_number is not None
     issue = _repo(gh, c).get_issue(c.issue_number)
     issue.edit(**c.set("title", "body", "state", "labels"))
     return f"Updated {render.issue_line(issue, with_repo=True)}\n{issue.html_url}"
 
 
-def comment_issue(gh: Github, c: Call) -> str:
+def comment_issue(gh: Github, c: GithubRequest) -> str:
     assert c.issue_number is not None
     comment = _repo(gh, c).get_issue(c.issue_number).create_comment(c.body or "")
     return f"Commented on {c.where}\n{comment.html_url}"
 
 
-def list_prs(gh: Github, c: Call) -> str:
+def list_prs(gh: Github, c: GithubRequest) -> str:
     state = c.state or "open"
     pulls = _repo(gh, c).get_pulls(state=state, **c.set("base", "head"))
     items, more = render.take(pulls, c.per_page)
@@ -198,14 +198,14 @@ def list_prs(gh: Github, c: Call) -> str:
     return render.listing(lines, more, f"No {state} pull requests in {c.full_name}.")
 
 
-def get_pr(gh: Github, c: Call) -> str:
+def get_pr(gh: Github, c: GithubRequest) -> str:
     assert c.pull_number is not None
     pr = _repo(gh, c).get_pull(c.pull_number)
     pr.complete()
     return render.pr_detail(pr, c.where)
 
 
-def create_pr(gh: Github, c: Call) -> str:
+def create_pr(gh: Github, c: GithubRequest) -> str:
     pr = _repo(gh, c).create_pull(
         base=c.base or "", head=c.head or "", title=c.title or "", **c.set("body", "draft")
     )
@@ -216,14 +216,14 @@ def create_pr(gh: Github, c: Call) -> str:
     )
 
 
-def review_pr(gh: Github, c: Call) -> str:
+def review_pr(gh: Github, c: GithubRequest) -> str:
     assert c.pull_number is not None
     pr = _repo(gh, c).get_pull(c.pull_number)
     review = pr.create_review(**c.set("body", "event"))
     return f"Reviewed {c.where}: {review.state}\n{review.html_url}"
 
 
-def merge_pr(gh: Github, c: Call) -> str:
+def merge_pr(gh: Github, c: GithubRequest) -> str:
     assert c.pull_number is not None
     pr = _repo(gh, c).get_pull(c.pull_number)
     options = c.set("merge_method")
@@ -237,7 +237,7 @@ def merge_pr(gh: Github, c: Call) -> str:
     return f"Merged {c.where} as {status.sha[:12]}: {status.message}"
 
 
-def list_repos(gh: Github, c: Call) -> str:
+def list_repos(gh: Github, c: GithubRequest) -> str:
     if c.owner:
         repos = gh.get_user(c.owner).get_repos(sort="updated")
     else:
@@ -247,19 +247,19 @@ def list_repos(gh: Github, c: Call) -> str:
     return render.listing([render.repo_line(r) for r in items], more, f"No repositories for {who}.")
 
 
-def get_repo(gh: Github, c: Call) -> str:
+def get_repo(gh: Github, c: GithubRequest) -> str:
     repo = _repo(gh, c)
     repo.complete()
     return render.repo_detail(repo)
 
 
-def list_releases(gh: Github, c: Call) -> str:
+def list_releases(gh: Github, c: GithubRequest) -> str:
     items, more = render.take(_repo(gh, c).get_releases(), c.per_page)
     lines = [render.release_line(r) for r in items]
     return render.listing(lines, more, f"No releases in {c.full_name}.")
 
 
-def create_release(gh: Github, c: Call) -> str:
+def create_release(gh: Github, c: GithubRequest) -> str:
     tag = c.tag_name or ""
     release = _repo(gh, c).create_git_release(
         tag=tag,
@@ -272,28 +272,28 @@ def create_release(gh: Github, c: Call) -> str:
     return f"Created release {release.tag_name}{draft} in {c.full_name}\n{release.html_url}"
 
 
-def search_issues(gh: Github, c: Call) -> str:
+def search_issues(gh: Github, c: GithubRequest) -> str:
     found = gh.search_issues(c.query or "")
     items, more = render.take(found, c.per_page)
     lines = [render.issue_line(i, with_repo=True) for i in items]
     return render.listing(lines, more, "No issues or PRs match.", found.totalCount)
 
 
-def search_code(gh: Github, c: Call) -> str:
+def search_code(gh: Github, c: GithubRequest) -> str:
     found = gh.search_code(c.query or "")
     items, more = render.take(found, c.per_page)
     lines = [render.code_line(f) for f in items]
     return render.listing(lines, more, "No code matches.", found.totalCount)
 
 
-def search_repos(gh: Github, c: Call) -> str:
+def search_repos(gh: Github, c: GithubRequest) -> str:
     found = gh.search_repositories(c.query or "")
     items, more = render.take(found, c.per_page)
     lines = [render.repo_line(r) for r in items]
     return render.listing(lines, more, "No repositories match.", found.totalCount)
 
 
-ACTIONS: dict[str, Callable[[Github, Call], str]] = {
+ACTIONS: dict[str, Callable[[Github, GithubRequest], str]] = {
     "list_issues": list_issues,
     "get_issue": get_issue,
     "create_issue": create_issue,

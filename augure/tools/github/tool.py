@@ -29,7 +29,7 @@ from augure.config.settings import Config
 from augure.config.tools import settings_for
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
 
-Action = Literal[
+GithubAction = Literal[
     "list_issues",
     "get_issue",
     "create_issue",
@@ -152,7 +152,7 @@ def _egress(p: Any, config: Config) -> Egress:
 )
 async def github(
     ctx: RunContext,
-    action: Annotated[Action, Field(description="what to do; writes ask the owner first")],
+    action: Annotated[GithubAction, Field(description="what to do; writes ask the owner first")],
     owner: Annotated[str | None, Field(description="user or organisation")] = None,
     repo: Annotated[str | None, Field(description="repository name (or owner/name)")] = None,
     issue_number: int | None = None,
@@ -189,9 +189,9 @@ async def github(
     open, edit, comment; pull requests: list, read, open, review, merge; repositories: list,
     read; releases: list, create; search issues, code and repositories."""
     # PyGithub is slow to import: paid on the first GitHub call, not at every start.
-    from augure.tools.github.actions import Call, run
+    from augure.tools.github.actions import GithubRequest, run
 
-    call = Call(
+    call = GithubRequest(
         action, owner, repo, issue_number, pull_number, title, body, state, labels, base,
         head, event, merge_method, tag_name, target_commitish, draft, query, per_page,
     )  # fmt: skip
