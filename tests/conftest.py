@@ -1,9 +1,13 @@
-"""Hooks for the whole suite: tests needing a system package skip, or fail under CI."""
+"""Hooks for the whole suite: tests needing a system package skip, or fail under CI; the
+calendar tests' Radicale server."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from tests.radicale import Radicale
 from tests.system import REQUIRE_VARIABLE, missing, required
 
 
@@ -29,3 +33,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if required():
             pytest.fail(f"{reason}; {REQUIRE_VARIABLE}=1 forbids skipping", pytrace=False)
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def radicale_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Radicale]:
+    with Radicale(tmp_path_factory.mktemp("radicale")) as server:
+        yield server
+
+
+@pytest.fixture
+def radicale(radicale_server: Radicale) -> Radicale:
+    """A Radicale with one empty calendar, Personal."""
+    radicale_server.clear()
+    radicale_server.calendar("Personal")
+    return radicale_server

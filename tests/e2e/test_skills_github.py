@@ -25,25 +25,27 @@ from tests.e2e.helpers import (
 )
 from tests.fakes.github import FakeGitHub
 from tests.fakes.openai import text, tool
-from tests.fakes.skills_repo import EXTRACT_PY, FORMS_MD, LAYOUT, REPO, publish
-
-HUB = f"github:{REPO}/skills"
+from tests.fakes.skills_repo import (
+    EXTRACT_PY,
+    FORMS_MD,
+    HUB,
+    LAYOUT,
+    REPO,
+    hub_env,
+    published,
+)
 
 
 @pytest.fixture
 async def github() -> AsyncIterator[FakeGitHub]:
-    async with FakeGitHub() as server:
-        publish(server)
+    async with published() as server:
         yield server
 
 
 @pytest.fixture
 def bot_env(github: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    return {
-        "AUGURE__SKILLS__HUBS": json.dumps([HUB]),
-        "AUGURE__TOOLS__GITHUB__BASE_URL": github.base_url,
-    }
+    return hub_env(github)
 
 
 async def test_install_skill_asks_showing_the_commit_and_an_update_asks_again(

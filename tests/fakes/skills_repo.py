@@ -4,9 +4,14 @@ only `name` and `description`, one code skill with Augure's keys, one the scan r
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/agent-skills"
+HUB = f"github:{REPO}/skills"  # the hub entry naming the repository's skills folder
 PDF_MD = """---
 name: pdf-tools
 description: Fill and read PDF forms.
@@ -47,3 +52,19 @@ def publish(fake: FakeGitHub) -> str:
     """The repository on the fake, its first commit on main; returns the commit."""
     fake.add_repo("octo", "agent-skills")
     return fake.commit(REPO, LAYOUT, executable=frozenset({"skills/pdf-tools/scripts/extract.py"}))
+
+
+@asynccontextmanager
+async def published() -> AsyncIterator[FakeGitHub]:
+    """A fake GitHub serving the repository at its first commit."""
+    async with FakeGitHub() as server:
+        publish(server)
+        yield server
+
+
+def hub_env(github: FakeGitHub) -> dict[str, str]:
+    """A bot's environment with the repository as its one hub, read from the fake."""
+    return {
+        "AUGURE__SKILLS__HUBS": json.dumps([HUB]),
+        "AUGURE__TOOLS__GITHUB__BASE_URL": github.base_url,
+    }

@@ -17,13 +17,13 @@ from augure.tools.result import ToolResult
 from tests.cores import Cores
 from tests.radicale import Radicale
 from tests.security.owner import Owner
-from tests.unit.test_calendar import PARIS, radicale, radicale_server, vevent  # noqa: F401
+from tests.unit.test_calendar import PARIS, vevent
 
 
 @pytest.fixture
 async def core(
     tmp_path: Path,
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> AsyncIterator[tuple[Core, Owner]]:
     home = tmp_path / "home"
     home.mkdir()
@@ -55,7 +55,7 @@ NEW = {
 
 async def test_create_asks_with_the_event_as_it_will_be(
     core: tuple[Core, Owner],
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> None:
     app, owner = core
     rejected = await write(app, **NEW)
@@ -87,7 +87,7 @@ async def test_create_asks_with_the_event_as_it_will_be(
 
 async def test_an_all_day_create_shows_dates(
     core: tuple[Core, Owner],
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> None:
     app, owner = core
     owner.approve = True
@@ -103,7 +103,7 @@ async def test_an_all_day_create_shows_dates(
 
 async def test_update_asks_showing_before_and_after_and_keeps_what_it_does_not_set(
     core: tuple[Core, Owner],
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> None:
     app, owner = core
     radicale.put(
@@ -139,7 +139,7 @@ async def test_update_asks_showing_before_and_after_and_keeps_what_it_does_not_s
 
 async def test_delete_asks_showing_the_event_and_deletes_only_when_approved(
     core: tuple[Core, Owner],
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> None:
     app, owner = core
     radicale.put(
@@ -166,7 +166,7 @@ async def test_delete_asks_showing_the_event_and_deletes_only_when_approved(
 
 async def test_reads_ask_nothing(
     core: tuple[Core, Owner],
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> None:
     app, owner = core
     for action in ("list", "calendars"):
@@ -177,7 +177,7 @@ async def test_reads_ask_nothing(
 
 async def test_an_update_removes_the_rule_when_asked_with_an_empty_one(
     core: tuple[Core, Owner],
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> None:
     app, owner = core
     radicale.put(
@@ -196,7 +196,7 @@ async def test_an_update_removes_the_rule_when_asked_with_an_empty_one(
 
 async def test_an_event_changed_between_the_request_and_the_press_is_not_overwritten(
     core: tuple[Core, Owner],
-    radicale: Radicale,  # noqa: F811  (the fixture)
+    radicale: Radicale,
 ) -> None:
     app, owner = core
 

@@ -22,7 +22,7 @@ from tests.fakes.skills_repo import (
     FORMS_MD,
     LAYOUT,
     REPO,
-    publish,
+    published,
 )
 
 MakeCore = Callable[..., Awaitable[Core]]
@@ -30,8 +30,7 @@ MakeCore = Callable[..., Awaitable[Core]]
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeGitHub]:
-    async with FakeGitHub() as server:
-        publish(server)
+    async with published() as server:
         yield server
 
 
