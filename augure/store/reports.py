@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from augure.store.state import Store
@@ -19,8 +18,23 @@ SUMMARY_COLUMNS = "rowid, id, tool, origin, status, approval_status, decided_by,
 
 
 @dataclass(frozen=True)
+class InvocationSummary:
+    """One row of the audit log's listing: enough to find a call, not its arguments."""
+
+    rowid: int
+    id: str
+    tool: str
+    origin: str
+    status: str
+    approval_status: str
+    decided_by: str | None
+    created_at: float
+    error: str | None
+
+
+@dataclass(frozen=True)
 class InvocationPage:
-    rows: list[dict[str, Any]]
+    rows: list[InvocationSummary]
     next_cursor: str | None  # "created_at:rowid" of the last row, when more follow
 
 
@@ -60,9 +74,9 @@ async def invocations(
         "ORDER BY created_at DESC, rowid DESC LIMIT ?",
         [*params, size + 1],
     )
-    listed = [dict(row) for row in rows[:size]]
+    listed = [InvocationSummary(**dict(row)) for row in rows[:size]]
     more = len(rows) > size and listed
-    next_cursor = f"{listed[-1]['created_at']!r}:{listed[-1]['rowid']}" if more else None
+    next_cursor = f"{listed[-1].created_at!r}:{listed[-1].rowid}" if more else None
     return InvocationPage(listed, next_cursor)
 
 
