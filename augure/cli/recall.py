@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo
 
 from augure.common.errors import UsageError
 from augure.config.settings import Config
-from augure.core import forgetting
 from augure.tools.recall import describe
 
 BACKUPS = "Backups made before still hold the words: delete those to forget them there too."
@@ -76,14 +75,14 @@ async def forget(config: Config, args: argparse.Namespace) -> int:
     chat = str(args.chat)
     print(f"Asking the owner in Telegram to approve forgetting chat {chat}…")
     async with Augure.reading(config) as door:
-        state = await door.owner.forget_chat(chat)
-    if state.get("state") == "done":
-        print(f"{forgetting.summary(chat, state)} {BACKUPS}")
+        outcome = await door.owner.forget_chat(chat)
+    if outcome.removed is not None:
+        print(f"{outcome.removed} {BACKUPS}")
         return 0
-    if state.get("state") == "requested":
+    if outcome.state == "requested":
         raise UsageError("no running bot took the request: start `augure run` and try again")
-    if state.get("state") == "busy":
-        running = ", ".join(state["running"])
+    if outcome.state == "busy":
+        running = ", ".join(outcome.running)
         print(
             f"Not now: chat {chat} still has work under way ({running}), which would write "
             "its words after the forget. Try again once it has ended (`augure tasks`)."

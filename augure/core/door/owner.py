@@ -11,7 +11,7 @@ from typing import Any
 
 from augure.core import forgetting
 from augure.core.door.served import Served
-from augure.core.door.types import JobsReport
+from augure.core.door.types import ForgetOutcome, JobsReport
 from augure.host.home import holder
 from augure.scheduler.book import JobBook
 from augure.scheduler.jobs import JobError
@@ -68,16 +68,18 @@ class OwnerDesk:
         """One archived message out of `recall` (docs/recall.md); False when there is none."""
         return await forget_entry(self._state.store.db, entry)
 
-    async def forget_chat(self, chat_id: str) -> dict[str, Any]:
+    async def forget_chat(self, chat_id: str) -> ForgetOutcome:
         """Asks the running bot to forget a chat once the owner approves, and waits for the
-        outcome: its `state` is `done`, `rejected`, `busy`, or `requested` when no bot took
-        the request (docs/recall.md)."""
+        outcome (docs/recall.md)."""
         store = self._state.store
         await forgetting.write_request(store, chat_id, {"state": "requested"})
         try:
-            return await self._outcome(chat_id)
+            state = await self._outcome(chat_id)
         finally:
             await forgetting.drop_request(store, chat_id)
+        done = state["state"] == "done"
+        removed = forgetting.summary(chat_id, state) if done else None
+        return ForgetOutcome(state["state"], removed, tuple(state.get("running", ())))
 
     async def _outcome(self, chat_id: str) -> dict[str, Any]:
         approval_seconds = self._state.config.approval.timeout_seconds

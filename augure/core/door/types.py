@@ -26,6 +26,7 @@ __all__ = [
     "INVOCATION_STATUSES",
     "TASK_STATUSES",
     "Day",
+    "ForgetOutcome",
     "Hit",
     "InvocationPage",
     "Job",
@@ -123,3 +124,14 @@ class Record:
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Record:
         return cls(**{kept.name: row[kept.name] for kept in fields(cls) if kept.name in row})
+
+
+@dataclass(frozen=True)
+class ForgetOutcome:
+    """What became of a request to forget a chat (docs/recall.md): `done`, with the line
+    saying what went; `rejected`; `busy`, with the work under way that would write its words
+    after the forget; or `requested` when no running bot took the request."""
+
+    state: str
+    removed: str | None = None
+    running: tuple[str, ...] = ()
