@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from augure.common import data_files
 from augure.skills.model import (
@@ -64,6 +64,14 @@ class SkillRun:
     outcome: str | None
     output: str | None
     calls: list[str]
+
+
+class SkillListing(NamedTuple):
+    """One skill as the listings show it (`list_skills`, /skills, `augure skills list`)."""
+
+    record: SkillRecord
+    meta: SkillMeta | None
+    last_run: str
 
 
 class SkillStore:
@@ -183,8 +191,9 @@ class SkillStore:
             raise SkillError(f"no skill {skill_id!r}; see list_skills")
         return record
 
-    async def listing(self) -> list[tuple[SkillRecord, SkillMeta | None, str]]:
-        """(record, parsed SKILL.md or None, last run outcome) of every skill."""
+    async def listing(self) -> list[SkillListing]:
+        """Every skill: its record, its parsed SKILL.md (None when it does not parse) and its
+        last run's outcome."""
         result = []
         for record in await self.records():
             try:
@@ -193,7 +202,7 @@ class SkillStore:
                 meta = None
             runs = await self.runs(record.id, 1)
             last = f"{runs[0].outcome or 'running'}" if runs else "never run"
-            result.append((record, meta, last))
+            result.append(SkillListing(record, meta, last))
         return result
 
     async def describe(self, skill_id: str, max_failures: int) -> str:

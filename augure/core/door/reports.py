@@ -21,8 +21,7 @@ from augure.core.door.types import (
     UsageReport,
 )
 from augure.llm.models import build_models
-from augure.skills.model import SkillMeta
-from augure.skills.store import SkillRecord
+from augure.skills.store import SkillListing
 from augure.store import reports
 from augure.store.archive import Archive, Window
 from augure.store.tasks import TaskState
@@ -116,8 +115,8 @@ class Reports:
         rows = self._state.tasks.tasks
         return await rows.list(limit=limit, offset=offset, status=status, chat_id=chat_id)
 
-    async def skills(self) -> list[tuple[SkillRecord, SkillMeta | None, str]]:
-        """(record, metadata, last run) of every skill."""
+    async def skills(self) -> list[SkillListing]:
+        """Every skill with its metadata and last run."""
         return list(await self._state.skill_files.listing())
 
     async def recall(self, query: str, chat_id: str | None, limit: int) -> list[Hit]:
