@@ -62,10 +62,17 @@ def test_starting_the_bot_imports_no_optional_library() -> None:
     assert set(heavy) <= {"playwright", "playwright._impl", "playwright._impl._errors"}, heavy
 
 
-def test_what_only_replies_and_mail_use_is_imported_when_first_needed() -> None:
+def test_what_only_replies_mail_and_the_sandbox_use_is_imported_when_first_needed() -> None:
     # Start-up is mostly imports: the Markdown parser (~16 ms) is first needed by the first
-    # reply, the mail header parser (~3 ms) by the first mail read.
-    first_use = {"markdown_it", "email.policy", "email.headerregistry"}
+    # reply, the mail header parser (~3 ms) by the first mail read, the ctypes binding of
+    # libseccomp (~3 ms) by the first sandboxed command.
+    first_use = {
+        "markdown_it",
+        "email.policy",
+        "email.headerregistry",
+        "ctypes",
+        "augure.sandbox.libseccomp",
+    }
     assert not first_use & set(loaded_at_start())
 
 
