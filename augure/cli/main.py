@@ -9,8 +9,9 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from augure.common.import_guard import collector_paused, importing_without
@@ -20,18 +21,7 @@ from augure.common.import_guard import collector_paused, importing_without
 with importing_without("click"):
     import httpx  # noqa: F401
 
-from augure import __version__
-from augure.cli import audit as cli_audit
-from augure.cli import backup
-from augure.cli import dashboard as cli_dashboard
-from augure.cli import init as cli_init
-from augure.cli import jobs as cli_jobs
-from augure.cli import limits as cli_limits
-from augure.cli import mcp as cli_mcp
-from augure.cli import recall as cli_recall
-from augure.cli import skills as cli_skills
-from augure.cli import tasks as cli_tasks
-from augure.cli import usage as cli_usage
+from augure.cli.version import PrintVersion
 from augure.common.errors import UsageError
 from augure.config.settings import Config, ConfigError, default_home, load_config, load_env_file
 from augure.core.door.errors import StateError
@@ -41,30 +31,49 @@ from augure.host.home import HomeError, check_usable
 
 log = logging.getLogger("augure")
 
-
-# The command groups that declare their own parser, in the order `--help` lists them.
-COMMAND_GROUPS = (
-    cli_jobs,
-    cli_limits,
-    cli_usage,
-    cli_tasks,
-    cli_skills,
-    cli_mcp,
-    cli_dashboard,
-    cli_recall,
-)
+# The commands whose parsers and handlers are defined here. Their command line is read
+# without importing the other commands' modules, which `augure run` would otherwise load at
+# every start for nothing (docs/performance.md).
+OWN_COMMANDS = ("run", "chat", "doctor", "status", "memory", "tools")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _groups() -> tuple[ModuleType, ...]:
+    """The command groups that declare their own parser, in the order `--help` lists them."""
+    from augure.cli import dashboard, jobs, limits, mcp, recall, skills, tasks, usage
+
+    return (jobs, limits, usage, tasks, skills, mcp, dashboard, recall)
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command `argv` names when only the options every command takes come before it;
+    None otherwise (`--help`, `--version`, an abbreviated option: the whole parser reads it)."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token in ("-v", "--verbose") or token.startswith("--config="):
+            continue
+        if token == "--config":
+            next(tokens, None)
+            continue
+        return None if token.startswith("-") else token
+    return None
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; for one of OWN_COMMANDS, only what reads that command (the
+    same parser for it, without the other commands)."""
+    whole = command not in OWN_COMMANDS
     parser = argparse.ArgumentParser(
         prog="augure",
         description="Your personal AI assistant, on Telegram and in the terminal.",
         epilog="`augure COMMAND --help` describes each command and its options.",
     )
-    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument("--version", action=PrintVersion, help="print the version and exit")
     _common_options(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    cli_init.add_parser(commands)
+    if whole:
+        from augure.cli import init
+
+        init.add_parser(commands)
     commands.add_parser("run", help="start the Telegram bot until SIGINT or SIGTERM")
     commands.add_parser("chat", help="talk to the agent in this terminal")
     commands.add_parser("doctor", help="check the config, the services and every tool")
@@ -84,10 +93,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("name", help="the tool's name (see `augure tools list`)")
     run.add_argument("--args", default="{}", help="the arguments as a JSON object")
 
-    _approval_parsers(commands)
-    for group in COMMAND_GROUPS:
-        group.add_parser(commands)
-    backup.add_parsers(commands)
+    if whole:
+        from augure.cli import backup
+
+        _approval_parsers(commands)
+        for group in _groups():
+            group.add_parser(commands)
+        backup.add_parsers(commands)
     _describe(parser)
     _everywhere(parser)
     return parser
@@ -95,10 +107,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _approval_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The audit and the approvals: invocations, approvals, approve, reject, rules."""
+    from augure.cli.audit import DEFAULT_LIMIT
+
     invocations = commands.add_parser("invocations", help="recent tool calls, newest first")
     invocations.add_argument("--status", help=f"only this status: {', '.join(STATUSES)}")
     invocations.add_argument("--tool", help="only calls of this tool")
-    invocations.add_argument("--limit", default=str(cli_audit.DEFAULT_LIMIT), help="how many (20)")
+    invocations.add_argument("--limit", default=str(DEFAULT_LIMIT), help="how many (20)")
     invocations.add_argument("--json", action="store_true", help="one JSON array on stdout")
     approvals = commands.add_parser("approvals", help="pending approval requests and rules")
     approvals.add_argument("--json", action="store_true", help="one JSON array on stdout")
@@ -142,51 +156,6 @@ def _everywhere(parser: argparse.ArgumentParser) -> None:
             _everywhere(sub)
 
 
-class _Version(argparse.Action):
-    """`--version`: the commit is looked up only when asked, never on an ordinary start."""
-
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        commit = _git_commit()
-        print(f"augure {__version__}" + (f" (git {commit})" if commit else ""))
-        parser.exit()
-
-
-def _git_commit() -> str | None:
-    """The checkout's short commit when this package is the top of a git work tree; for an
-    installed copy, the commit its build recorded (setup.py); None when neither is known."""
-    return _checkout_commit() or _recorded_commit()
-
-
-def _recorded_commit() -> str | None:
-    from importlib.resources import files
-
-    try:
-        return files("augure").joinpath("commit.txt").read_text().strip() or None
-    except OSError:
-        return None
-
-
-def _checkout_commit() -> str | None:
-    """None for an installed copy, or when git is missing or refuses (another owner's
-    repository)."""
-    import subprocess
-
-    package = Path(__file__).resolve().parents[1]  # augure/, beside the checkout's top
-    command = ["git", "-C", str(package), "rev-parse", "--show-toplevel", "--short", "HEAD"]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = done.stdout.splitlines()
-    # A package installed inside some other project's repository is not that project's commit.
-    if done.returncode != 0 or len(lines) != 2 or Path(lines[0]) != package.parent:
-        return None
-    return lines[1]
-
-
 def _describe(parser: argparse.ArgumentParser) -> None:
     """Each command's own --help opens with the line `augure --help` shows for it."""
     for action in parser._actions:
@@ -200,22 +169,22 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser(_command(sys.argv[1:] if argv is None else argv)).parse_args(argv)
     logs.start(args.verbose)
     try:
         if args.command != "doctor":  # which reports it as one of its checks
             check_usable(default_home())
-        if args.command in HOME_HANDLERS:
+        if args.command in HOME_COMMANDS:
             # No config needed: these make, save or fill a home. They talk to the owner
             # directly, so routine request logs would only bury their one line.
             if not args.verbose:
                 logging.getLogger().setLevel(logging.WARNING)
-            return asyncio.run(HOME_HANDLERS[args.command](args))
+            return asyncio.run(_home_handlers()[args.command](args))
         load_env_file()
         config = load_config(args.config)
         # Only the bot keeps a log file: the other commands are short and answer on stdout.
         logs.protect(config, to_file=args.command == "run")
-        handler = HANDLERS[args.command]
+        handler = HANDLERS.get(args.command) or _group_handlers()[args.command]
         return asyncio.run(handler(config, args))
     except (ConfigError, UsageError, StateError, HomeError) as exc:
         print(f"augure: {exc}", file=sys.stderr)
@@ -356,28 +325,45 @@ HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, i
     "status": _status,
     "memory": _memory,
     "tools": _tools,
-    "invocations": cli_audit.invocations,
-    "approvals": cli_audit.approvals,
-    "approve": cli_audit.approve,
-    "reject": cli_audit.reject,
-    "rules": cli_audit.rules,
-    "jobs": cli_jobs.jobs,
-    "limits": cli_limits.limits,
-    "usage": cli_usage.usage,
-    "tasks": cli_tasks.tasks,
-    "skills": cli_skills.skills,
-    "mcp": cli_mcp.mcp,
-    "dashboard": cli_dashboard.dashboard,
-    "recall": cli_recall.recall,
-    "forget": cli_recall.forget,
 }
 
+
+def _group_handlers() -> dict[
+    str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, int]]
+]:
+    """The other commands that need a config, from their modules (imported when one runs)."""
+    from augure.cli import audit, dashboard, jobs, limits, mcp, recall, skills, tasks, usage
+
+    return {
+        "invocations": audit.invocations,
+        "approvals": audit.approvals,
+        "approve": audit.approve,
+        "reject": audit.reject,
+        "rules": audit.rules,
+        "jobs": jobs.jobs,
+        "limits": limits.limits,
+        "usage": usage.usage,
+        "tasks": tasks.tasks,
+        "skills": skills.skills,
+        "mcp": mcp.mcp,
+        "dashboard": dashboard.dashboard,
+        "recall": recall.recall,
+        "forget": recall.forget,
+    }
+
+
 # Commands that work on AUGURE_HOME itself, without loading (or needing) a valid config.
-HOME_HANDLERS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
-    "init": cli_init.init,
-    "backup": backup.backup_command,
-    "restore": backup.restore_command,
-}
+HOME_COMMANDS = ("init", "backup", "restore")
+
+
+def _home_handlers() -> dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]]:
+    from augure.cli import backup, init
+
+    return {
+        "init": init.init,
+        "backup": backup.backup_command,
+        "restore": backup.restore_command,
+    }
 
 
 if __name__ == "__main__":

@@ -15,9 +15,12 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+from typing import TYPE_CHECKING
 
 from augure.common.errors import Unavailable
-from augure.sandbox import libseccomp
+
+if TYPE_CHECKING:
+    from augure.sandbox.libseccomp import Filter
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +77,10 @@ class SeccompUnavailable(Unavailable):
 
 @functools.cache
 def program() -> bytes:
-    """The compiled BPF filter, built once per process."""
+    """The compiled BPF filter, built once per process. The ctypes binding loads here, at the
+    first sandboxed command, not with the bot's start (docs/performance.md)."""
+    from augure.sandbox import libseccomp
+
     try:
         built = libseccomp.Filter(libseccomp.ALLOW)
     except libseccomp.LibseccompMissing as exc:
@@ -84,7 +90,9 @@ def program() -> bytes:
         return built.export_bpf()
 
 
-def _add_rules(built: libseccomp.Filter) -> None:
+def _add_rules(built: Filter) -> None:
+    from augure.sandbox import libseccomp
+
     denied = libseccomp.errno_action(errno.EPERM)
     for name in BLOCKED:
         try:

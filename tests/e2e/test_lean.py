@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,14 +33,25 @@ OPTIONAL = (
 
 
 def loaded_at_start() -> list[str]:
-    """What `augure run` imports before its first getUpdates, in a fresh interpreter."""
+    """What `augure run` imports before its first getUpdates, in a fresh interpreter: the
+    command read as `augure run` reads it, up to the bot's start, which stops there (a fresh
+    home, no token) once the core's modules are imported."""
     probe = (
-        "import sys, augure.cli.main, augure.core.app, augure.channels.telegram.bot; "
-        "print(__import__('json').dumps(sorted(sys.modules)))"
+        "import sys; from augure.cli.main import main; "
+        "assert main(['run']) == 1; print(__import__('json').dumps(sorted(sys.modules)))"
     )
-    output = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
+    with tempfile.TemporaryDirectory() as home:
+        environment = {
+            k: v for k, v in os.environ.items() if not k.startswith(("AUGURE", "TELEGRAM"))
+        }
+        output = subprocess.run(
+            [sys.executable, "-c", probe],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=home,
+            env=environment | {"AUGURE_HOME": home},
+        ).stdout
     return list(json.loads(output))
 
 
@@ -49,11 +62,48 @@ def test_starting_the_bot_imports_no_optional_library() -> None:
     assert set(heavy) <= {"playwright", "playwright._impl", "playwright._impl._errors"}, heavy
 
 
-def test_what_only_replies_and_mail_use_is_imported_when_first_needed() -> None:
+def test_what_only_replies_mail_and_the_sandbox_use_is_imported_when_first_needed() -> None:
     # Start-up is mostly imports: the Markdown parser (~16 ms) is first needed by the first
-    # reply, the mail header parser (~3 ms) by the first mail read.
-    first_use = {"markdown_it", "email.policy", "email.headerregistry"}
+    # reply, the mail header parser (~3 ms) and the IMAP and SMTP clients (~2.5 ms) by the
+    # first mail read or sent, the ctypes binding of libseccomp (~3 ms) by the first
+    # sandboxed command.
+    first_use = {
+        "markdown_it",
+        "email.policy",
+        "email.headerregistry",
+        "imaplib",
+        "smtplib",
+        "ctypes",
+        "augure.sandbox.libseccomp",
+    }
     assert not first_use & set(loaded_at_start())
+
+
+def test_the_bot_reads_its_command_line_without_the_other_commands_modules() -> None:
+    # `augure run` parses its own command line only: the modules of the commands that declare
+    # their own parser (the audit's, backup's tar archives, init's template and prompts, the
+    # MCP survey...) load for those commands, `--help` or an unknown command.
+    others = {
+        "augure.cli.audit",
+        "augure.cli.backup",
+        "augure.cli.dashboard",
+        "augure.cli.init",
+        "augure.cli.jobs",
+        "augure.cli.limits",
+        "augure.cli.mcp",
+        "augure.cli.probes",
+        "augure.cli.recall",
+        "augure.cli.skills",
+        "augure.cli.tasks",
+        "augure.cli.usage",
+        "augure.config.template",
+        "augure.mcp.survey",
+        "tarfile",
+        "getpass",
+    }
+    loaded = set(loaded_at_start())
+    assert "augure.core.app" in loaded  # the probe did reach the bot's start
+    assert not others & loaded, sorted(others & loaded)
 
 
 def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:

@@ -16,7 +16,7 @@ from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from augure.tools.email.settings import EmailConfig
+from augure.tools.email.settings import NETWORK_TIMEOUT, EmailConfig
 from augure.tools.page_text import PageUnread, page_text
 from augure.tools.readable import MAIL
 from augure.tools.result import ToolResult
@@ -31,7 +31,6 @@ BODY_LIMIT = 20_000
 # The most time an HTML body's conversion may take, in its budgeted child process (as a
 # web page's: augure/tools/page_text.py), well inside the tool's timeout.
 HTML_SECONDS = 30.0
-NETWORK_TIMEOUT = 30.0
 
 
 def policies() -> ModuleType:

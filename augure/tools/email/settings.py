@@ -14,6 +14,7 @@ from augure.tools.arguments import describe
 from augure.tools.email.addresses import is_address
 
 NOT_CONFIGURED = "set [tools.email] imap_host, smtp_host and EMAIL_USERNAME/EMAIL_PASSWORD"
+NETWORK_TIMEOUT = 30.0  # seconds an IMAP or SMTP server has to answer
 Security = Literal["ssl", "starttls", "none"]
 
 

@@ -11,8 +11,8 @@ from email.message import EmailMessage
 from email.utils import formataddr, formatdate, getaddresses, make_msgid
 
 from augure.tools.email.addresses import parse_addresses
-from augure.tools.email.imap import NETWORK_TIMEOUT, IMAPClientError, connected, failure, policies
-from augure.tools.email.settings import EmailConfig
+from augure.tools.email.imap import IMAPClientError, connected, failure, policies
+from augure.tools.email.settings import NETWORK_TIMEOUT, EmailConfig
 from augure.tools.result import ToolResult
 
 

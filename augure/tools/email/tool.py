@@ -13,9 +13,7 @@ from augure.config.settings import Config
 from augure.tools.arguments import OneLine
 from augure.tools.base import Egress, RunContext, ToolResult, tool
 from augure.tools.email.addresses import Addresses, iso_date, recipients
-from augure.tools.email.imap import NETWORK_TIMEOUT, list_messages, read_message, shown_message
-from augure.tools.email.settings import email_settings, settings_problem
-from augure.tools.email.smtp import compose, send_mail
+from augure.tools.email.settings import NETWORK_TIMEOUT, email_settings, settings_problem
 
 
 def _target(arguments: Any) -> str:
@@ -65,6 +63,10 @@ async def email_tool(
     settings = email_settings(ctx.config)
     if isinstance(settings, str):
         return ToolResult.error(f"email is not configured: {settings}")
+    # The IMAP and SMTP clients load at the first call, not with the bot's start.
+    from augure.tools.email.imap import list_messages, read_message, shown_message
+    from augure.tools.email.smtp import compose, send_mail
+
     folder = folder or "INBOX"
     if action == "list":
         return await asyncio.to_thread(list_messages, settings, folder, [], limit)
