@@ -16,12 +16,12 @@ import posixpath
 from dataclasses import dataclass
 
 import requests
-from github import Auth, Github, GithubException
-from urllib3.util.retry import Retry
+from github import GithubException
 
 from augure.common.hubspec import GitHubHub
 from augure.skills.hub import MAX_FILE_BYTES, HubError, valid_id
 from augure.skills.model import SKILL_MD, plain_file_name
+from augure.tools.github.actions import client, message_of
 
 TIMEOUT_SECONDS = 20
 MAX_FILES = 100  # per skill
@@ -60,17 +60,6 @@ class GitHubSkill:
     files: dict[str, bytes]  # path inside the skill's folder -> bytes
 
 
-def client(base_url: str, token: str | None) -> Github:
-    return Github(
-        auth=Auth.Token(token) if token else None,
-        base_url=base_url,
-        timeout=TIMEOUT_SECONDS,
-        retry=Retry(
-            total=2, backoff_factor=0.5, status_forcelist=(502, 503, 504), raise_on_status=False
-        ),
-    )
-
-
 async def fetch(
     hub: GitHubHub, skill_id: str, base_url: str, token: str | None
 ) -> GitHubSkill | None:
@@ -83,7 +72,7 @@ async def fetch(
 def _blocking(
     hub: GitHubHub, base_url: str, token: str | None, skill_id: str
 ) -> GitHubSkill | None:
-    gh = client(base_url, token)
+    gh = client(base_url, token, lazy=False, timeout=TIMEOUT_SECONDS)
     try:
         repo = gh.get_repo(f"{hub.owner}/{hub.repo}")
         commit = repo.get_commit(hub.ref or repo.default_branch)
@@ -156,8 +145,7 @@ def _blob(content: str | None, entry: TreeEntry, skill_id: str) -> bytes:
 
 
 def _explain(hub: GitHubHub, exc: GithubException) -> str:
-    data = exc.data if isinstance(exc.data, dict) else {}
-    message = " ".join(str(data.get("message") or "no message").split())[:200]
+    message = " ".join(message_of(exc).split())[:200]
     if exc.status == 404:
         what = f"{hub.name}@{hub.ref}" if hub.ref else hub.name
         return f"hub {what}: not found on GitHub (a private repository needs [tools.github] token)"

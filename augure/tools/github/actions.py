@@ -77,14 +77,18 @@ def where_of(p: Any) -> str:
     return where
 
 
-def client(base_url: str, token: str, per_page: int) -> Github:
+def client(
+    base_url: str, token: str | None, per_page: int = 30, *, lazy: bool = True, timeout: int = 15
+) -> Github:
+    """The one way Augure builds a PyGithub client: the tool's calls and a GitHub skill hub's."""
     return Github(
-        auth=Auth.Token(token),
+        auth=Auth.Token(token) if token else None,
         base_url=base_url,
         per_page=min(per_page, PAGE_MAX),
-        timeout=15,
-        # Lazy objects: a write is one request, without reading the repository first.
-        lazy=True,
+        timeout=timeout,
+        # Lazy objects (the tool's): a write is one request, without reading the repository
+        # first. A hub reads what it names at once.
+        lazy=lazy,
         # Only idempotent methods are retried (urllib3's default), only on gateway errors;
         # PyGithub's own retry would sleep through a rate limit instead of saying so.
         retry=Retry(
@@ -107,7 +111,7 @@ def run(base_url: str, token: str, call: GithubRequest) -> ToolResult:
 
 
 def explain(exc: GithubException, call: GithubRequest) -> str:
-    message = _message(exc)
+    message = message_of(exc)
     if isinstance(exc, UnknownObjectException) or exc.status == 404:
         subject = f"user {call.owner}" if call.action == "list_repos" else call.where
         return f"not found: {subject} (or the token cannot see it)"
@@ -122,7 +126,7 @@ def explain(exc: GithubException, call: GithubRequest) -> str:
     return f"GitHub error {exc.status}: {message}"
 
 
-def _message(exc: GithubException) -> str:
+def message_of(exc: GithubException) -> str:
     data = exc.data if isinstance(exc.data, dict) else {}
     return str(data.get("message") or exc.message or "no message")
 
