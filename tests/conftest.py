@@ -4,11 +4,14 @@ calendar tests' Radicale server."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.radicale import Radicale
 from tests.system import REQUIRE_VARIABLE, missing, required
+
+if TYPE_CHECKING:  # caldav, the calendar extra, is imported only by the tests that use it
+    from tests.radicale import Radicale
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,6 +40,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="module")
 def radicale_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Radicale]:
+    from tests.radicale import Radicale
+
     with Radicale(tmp_path_factory.mktemp("radicale")) as server:
         yield server
 
