@@ -10,6 +10,7 @@ for these. tests/unit/test_errors.py checks the tree below against the classes t
     │   ├── ConfigError          config/settings.py
     │   │   ├── _UnknownToolSection   config/settings.py
     │   │   └── _InvalidToolSection   config/settings.py
+    │   ├── NotJson              config/variables.py
     │   ├── HomeError            host/home.py
     │   ├── StateError           store/connection.py
     │   ├── BackupError          cli/backup.py

@@ -15,8 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
-from pydantic import Field, PrivateAttr, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from augure.common.errors import UsageError
 from augure.common.folders import workspace_name
@@ -39,6 +38,7 @@ from augure.config.skills import SkillsConfig
 from augure.config.spend import BudgetConfig
 from augure.config.telegram import TelegramConfig
 from augure.config.tools import ToolsConfig
+from augure.config.variables import DELIMITER, PREFIX, NotJson, overlay
 from augure.config.voice import VoiceConfig
 
 
@@ -46,13 +46,10 @@ class ConfigError(UsageError):
     """A configuration problem, already phrased as the one line the user sees."""
 
 
-class Config(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="AUGURE__",
-        env_nested_delimiter="__",
-        extra="forbid",
-        case_sensitive=False,
-    )
+class Config(BaseModel):
+    # Read by `load_config`: the file, the plain variables, then the `AUGURE__` variables laid
+    # over them (augure/config/variables.py).
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     llm: LLMConfig = LLMConfig()
     agent: AgentConfig = AgentConfig()
@@ -86,18 +83,6 @@ class Config(BaseSettings):
     @property
     def file(self) -> Path | None:
         return self._file
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The file and the plain variables arrive merged as init kwargs; AUGURE__ wins.
-        return env_settings, init_settings
 
     @property
     def zone(self) -> str:
@@ -225,8 +210,11 @@ def load_config(path: Path | str | None = None, *, home: Path | None = None) -> 
                 plain[(section, key)] = variable
     _check_variables()
     try:
-        config = Config(**data)
+        config = Config.model_validate(overlay(data, Config, os.environ))
         _check_tool_sections(config)
+    except NotJson as exc:
+        told = f" (set in {_FROM_ENV_FILE[exc.name]})" if exc.name in _FROM_ENV_FILE else ""
+        raise ConfigError(f"config error: {exc}{told}") from None
     except ValidationError as exc:
         raise ConfigError(_one_line(exc, file, plain)) from None
     except _InvalidToolSection as exc:
@@ -287,16 +275,15 @@ def _check_tool_sections(config: Config) -> None:
 
 
 KEYS = Keys(Config, ToolsConfig, tool_settings.settings_model, tool_settings.declared)
-VARIABLE_PREFIX = "AUGURE__"
 
 
 def _check_variables() -> None:
-    """Refuse an `AUGURE__` variable that names no setting. pydantic-settings drops an
-    unknown section without a word, so a typo would leave the default silently in force."""
+    """Refuse an `AUGURE__` variable that names no setting: a typo would otherwise leave the
+    default silently in force."""
     for name in os.environ:
-        if not name.upper().startswith(VARIABLE_PREFIX):
+        if not name.upper().startswith(PREFIX):
             continue
-        parts = name[len(VARIABLE_PREFIX) :].lower().split("__")
+        parts = name[len(PREFIX) :].lower().split(DELIMITER)
         _, index = KEYS.walk(parts)
         if index is None:
             continue
@@ -304,7 +291,7 @@ def _check_variables() -> None:
         where = f"key {parts[index]!r} in [{table}]" if index else f"section {parts[0]!r}"
         nearest = KEYS.nearest(parts)
         if nearest is not None:
-            where += f"; did you mean {VARIABLE_PREFIX}{'__'.join(nearest).upper()}?"
+            where += f"; did you mean {PREFIX}{'__'.join(nearest).upper()}?"
         told = f" (set in {_FROM_ENV_FILE[name]})" if name in _FROM_ENV_FILE else ""
         raise ConfigError(f"config error: unknown setting {name} ({where}){told}")
 

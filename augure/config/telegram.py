@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import NoDecode
+
+from augure.config.variables import Verbatim
 
 
 def _split_ids(value: Any) -> Any:
@@ -22,7 +23,7 @@ class TelegramConfig(BaseModel):
 
     token: SecretStr | None = None
     api_url: str = "https://api.telegram.org"
-    allowed_users: Annotated[list[int], NoDecode] = []
+    allowed_users: Annotated[list[int], Verbatim] = []  # `11, 22`, as the plain variable
     # Who the owner is (docs/security.md, "Guests"); unset: the first of allowed_users. Every
     # other allowed user is a guest.
     owner: int | None = None
