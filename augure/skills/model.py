@@ -14,8 +14,6 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import yaml
-
 from augure.common.errors import NotDone
 from augure.scheduler.jobs import JobError, cron_trigger
 from augure.skills.hub import MAX_ID_LENGTH, valid_id
@@ -167,6 +165,10 @@ def parse_skill_md(text: str, expected_id: str | None = None) -> SkillMeta:
         end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
     except StopIteration:
         raise SkillError("SKILL.md: the front matter has no closing '---'") from None
+    # The YAML parser is imported here, not at start: the catalog a start builds is kept
+    # (SkillStore.catalog), so a running bot may never parse a SKILL.md (docs/performance.md).
+    import yaml
+
     try:
         front = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:
@@ -277,6 +279,8 @@ def render_skill_md(meta: SkillMeta) -> str:
         front["timezone"] = meta.timezone
     front["tools"] = list(meta.tools)
     front["tags"] = list(meta.tags)
+    import yaml  # on first use, as in parse_skill_md
+
     dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True).strip()
     return f"---\n{dumped}\n---\n\n{meta.body}\n"
 

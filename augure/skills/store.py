@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 STAGING = ".staging"  # an update is tested here before it replaces the installed folder
 COLUMNS = "id, state, version, source, failures, reason, updated_at, hub, revision"
+CATALOG_KEY = "skills catalog"  # in the settings table: the prompt's section and its sources
+# The catalog's heading; changing it (or how a line is made) makes every kept catalog stale.
+CATALOG_HEADING = "# Skills (run one with run_skill when it fits the request)"
 
 
 def bundled_dir() -> Path | None:
@@ -224,18 +227,42 @@ class SkillStore:
         return "\n".join(lines)
 
     async def catalog(self) -> str:
-        """The prompt's skills section: id and one-line description of each active skill."""
+        """The prompt's skills section: id and one-line description of each active skill.
+
+        Kept in state.db with what it was made from (each active skill's SKILL.md: its size
+        and time), so a start whose skills did not change parses no SKILL.md and loads no YAML
+        parser (docs/performance.md); an edited, added or removed skill makes it anew."""
+        active = [record.id for record in await self.records() if record.state == "active"]
+        stamps = [[skill_id, *self._stamp(skill_id)] for skill_id in active]
+        made_from = json.dumps([CATALOG_HEADING, stamps])
+        kept = await self.setting(CATALOG_KEY)
+        if kept is not None:
+            earlier = json.loads(kept)
+            if earlier.get("made_from") == made_from:
+                return str(earlier["text"])
+        text = self._catalog(active)
+        await self.set_setting(CATALOG_KEY, json.dumps({"made_from": made_from, "text": text}))
+        return text
+
+    def _stamp(self, skill_id: str) -> tuple[int, int]:
+        """SKILL.md's modification time (ns) and size; (0, -1) when it cannot be read."""
+        path = self.folder(skill_id) / SKILL_MD
+        try:
+            found = path.lstat()
+        except OSError:
+            return 0, -1
+        return found.st_mtime_ns, found.st_size
+
+    def _catalog(self, active: list[str]) -> str:
         lines = []
-        for record in await self.records():
-            if record.state != "active":
-                continue
+        for skill_id in active:
             try:
-                lines.append(f"- {record.id}: {self.meta(record.id).description}")
+                lines.append(f"- {skill_id}: {self.meta(skill_id).description}")
             except SkillError:
                 continue
         if not lines:
             return ""
-        return "# Skills (run one with run_skill when it fits the request)\n" + "\n".join(lines)
+        return CATALOG_HEADING + "\n" + "\n".join(lines)
 
     async def watch(self, on_change: Callable[[], Awaitable[None]], every: float) -> None:
         """Call `on_change` when the skills table changes (e.g. from another process)."""
