@@ -8,8 +8,11 @@ Prints, for `augure run` with its shipped settings and an instant model:
   covers all three, and the model calls per burst, median of BURSTS;
 - a message arriving mid-turn (the model takes MODEL_SECONDS over the chat's previous
   message): inject → the model request that carries it, inject → its answer, median of MID;
-- the bot's CPU per simple turn over TURNS turns, start-up to the first getUpdates (median of
-  STARTS), idle RSS of its process tree after the turns;
+- start-up to the first getUpdates (median of STARTS), restarting in a home an earlier start
+  made (what every start after the first costs) and starting in a fresh one (the store's
+  schema made, the bundled skills installed: once per install); the bot's CPU per simple turn
+  over TURNS turns, and the idle RSS of its process tree after them, restarted in that home,
+  and the RSS again for a first run in a fresh home;
 - the same for the floor (`bench.floor_bot`: bare python-telegram-bot + openai SDK), and the
   ratio of each of Augure's figures to the floor's, measured in this one run.
 """
@@ -67,8 +70,14 @@ def shipped(telegram: FakeTelegram, llm: FakeOpenAI) -> dict[str, str]:
     return env
 
 
-async def started(telegram: FakeTelegram, llm: FakeOpenAI, bot: str) -> asyncio.subprocess.Process:
-    process = await spawn(shipped(telegram, llm), *(() if bot == AUGURE else (bot,)))
+async def started(
+    telegram: FakeTelegram, llm: FakeOpenAI, bot: str, home: str | None = None
+) -> asyncio.subprocess.Process:
+    """The bot, polling, in `home` (a fresh one if None)."""
+    env = shipped(telegram, llm)
+    if home is not None:
+        env["AUGURE_HOME"] = home
+    process = await spawn(env, *(() if bot == AUGURE else (bot,)))
     await telegram.wait_polling(timeout=30)
     if bot == AUGURE:
         await telegram.wait_for("setMyCommands", timeout=30)
@@ -137,19 +146,45 @@ async def mid_turn(telegram: FakeTelegram, model: Model) -> tuple[list[float], l
     return to_request, to_reply
 
 
+async def start_time(bot: str, home: str | None = None) -> float:
+    """Seconds from spawning the bot to its first getUpdates, in `home` (a fresh one if None)."""
+    async with FakeTelegram() as telegram, FakeOpenAI() as llm:
+        env = shipped(telegram, llm)
+        if home is not None:
+            env["AUGURE_HOME"] = home
+        began = time.monotonic()
+        process = await spawn(env, *(() if bot == AUGURE else (bot,)))
+        took = await telegram.wait_polling(timeout=30) - began
+        await stop(process)
+    return took
+
+
 async def footprint(bot: str) -> dict[str, float]:
-    """CPU ms per turn, then idle RSS (MB); start-up (ms) measured apart."""
-    starts = []
-    for _ in range(STARTS + 1):  # the first start writes the bytecode cache: not counted
-        async with FakeTelegram() as telegram, FakeOpenAI() as llm:
-            began = time.monotonic()
-            process = await spawn(shipped(telegram, llm), *(() if bot == AUGURE else (bot,)))
-            starts.append(await telegram.wait_polling(timeout=30) - began)
-            await stop(process)
+    """CPU ms per turn, then idle RSS (MB); start-up (ms) measured apart: a restart in a home
+    an earlier start made (what every restart after the first costs), and a first start in a
+    fresh home (the store's schema made: once per install)."""
+    home = tempfile.mkdtemp(dir=HOMES)
+    await start_time(bot, home)  # writes the bytecode cache and makes the home: not counted
+    restarts = [await start_time(bot, home) for _ in range(STARTS)]
+    first_starts = [await start_time(bot) for _ in range(STARTS)]
+    cpu, rss = await turns(bot, home)
+    _, first_rss = await turns(bot, None)
+    return {
+        "cpu": cpu,
+        "rss": rss,
+        "first rss": first_rss,
+        "start": statistics.median(restarts) * 1000,
+        "first start": statistics.median(first_starts) * 1000,
+    }
+
+
+async def turns(bot: str, home: str | None) -> tuple[float, float]:
+    """The bot's CPU ms per simple turn over TURNS turns in `home` (fresh if None), then its
+    process tree's idle RSS (MB)."""
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
         model = Model()
         llm.responder = model.answer
-        process = await started(telegram, llm, bot)
+        process = await started(telegram, llm, bot, home)
         await lone(telegram, model, 1)  # warm up
         used = cpu_seconds(process.pid)
         for n in range(TURNS):
@@ -160,7 +195,7 @@ async def footprint(bot: str) -> dict[str, float]:
         await asyncio.sleep(2.0)  # let the process settle before reading its memory
         rss = tree_rss_mb(process.pid)
         await stop(process)
-    return {"cpu": cpu, "rss": rss, "start": statistics.median(starts[1:]) * 1000}
+    return cpu, rss
 
 
 async def timings(bot: str, *, only_lone: bool = False) -> dict[str, Any]:
@@ -219,13 +254,29 @@ async def main() -> None:
             f"request, median of {MID}": (ms(mid_request), "ms"),
             f"mid-turn message, inject → its answer, median of {MID}": (ms(mid_reply), "ms"),
             f"bot CPU per simple turn, over {TURNS}": (augure_cost["cpu"], "ms"),
-            f"start-up to first getUpdates, median of {STARTS}": (augure_cost["start"], "ms"),
-            f"idle RSS of the process tree after {TURNS} turns": (augure_cost["rss"], "MB"),
+            f"start-up to first getUpdates, a restart, median of {STARTS}": (
+                augure_cost["start"],
+                "ms",
+            ),
+            f"start-up to first getUpdates, a fresh home, median of {STARTS}": (
+                augure_cost["first start"],
+                "ms",
+            ),
+            f"idle RSS of the process tree after {TURNS} turns, a restart": (
+                augure_cost["rss"],
+                "MB",
+            ),
+            f"idle RSS after {TURNS} turns, the first run in a fresh home": (
+                augure_cost["first rss"],
+                "MB",
+            ),
             "floor: lone message, inject → model request": (ms(floor_request), "ms"),
             "floor: lone message, inject → reply": (ms(floor_reply), "ms"),
             "floor: CPU per turn": (floor_cost["cpu"], "ms"),
-            "floor: start-up": (floor_cost["start"], "ms"),
+            "floor: start-up, a restart": (floor_cost["start"], "ms"),
+            "floor: start-up, a fresh home": (floor_cost["first start"], "ms"),
             "floor: idle RSS": (floor_cost["rss"], "MB"),
+            "floor: idle RSS, a fresh home": (floor_cost["first rss"], "MB"),
             "ratio to the floor: lone inject → reply (target ≤ 1.1)": (
                 ms(lone_reply) / ms(floor_reply),
                 "x",
@@ -234,11 +285,19 @@ async def main() -> None:
                 augure_cost["cpu"] / floor_cost["cpu"],
                 "x",
             ),
-            "ratio to the floor: start-up (target ≤ 0.5)": (
+            "ratio to the floor: start-up, a restart (target ≤ 0.5)": (
                 augure_cost["start"] / floor_cost["start"],
                 "x",
             ),
-            "ratio to the floor: idle RSS (target ≤ 0.85)": (
+            "ratio to the floor: start-up, a fresh home": (
+                augure_cost["first start"] / floor_cost["first start"],
+                "x",
+            ),
+            "ratio to the floor: idle RSS, a fresh home": (
+                augure_cost["first rss"] / floor_cost["first rss"],
+                "x",
+            ),
+            "ratio to the floor: idle RSS, a restart (target ≤ 0.85)": (
                 augure_cost["rss"] / floor_cost["rss"],
                 "x",
             ),
