@@ -132,6 +132,25 @@ def test_what_only_a_tools_call_uses_is_imported_at_its_first_call() -> None:
     assert not first_call & loaded, sorted(first_call & loaded)
 
 
+def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed() -> None:
+    # Without `[mcp]` servers the MCP client is never used; the hub installer (its downloads,
+    # their SSRF guard, the scan of what they bring) runs only when a skill is installed or
+    # updated; the closest-key suggestions only in a config's error.
+    later = {
+        "augure.mcp.client",
+        "augure.mcp.stdio",
+        "augure.mcp.adapter",
+        "augure.skills.install",
+        "augure.skills.hub",
+        "augure.skills.scan",
+        "augure.tools.netguard",
+        "difflib",
+    }
+    loaded = set(loaded_at_start())
+    assert "augure.skills.service" in loaded  # the probe did reach the skills
+    assert not later & loaded, sorted(later & loaded)
+
+
 def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:
     pytest.importorskip("cryptography", reason="cryptography (the github extra) not installed")
     pytest.importorskip("jwt", reason="PyJWT (the github extra) not installed")
