@@ -37,7 +37,6 @@ from augure.skills.model import (
     parse_skill_md,
     render_skill_md,
 )
-from augure.skills.runner import CheckResult, RunResult, check_files, run_skill_code
 from augure.skills.store import SkillRecord, SkillStore, bundled_dir
 from augure.store.state import Store
 from augure.tools.base import RunContext, ToolResult
@@ -46,6 +45,7 @@ from augure.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from augure.codemode import runtime
     from augure.skills.install import Installer
+    from augure.skills.runner import CheckResult, RunResult
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +169,10 @@ class SkillService:
     # -- testing -----------------------------------------------------------------------
 
     async def check(self, meta: SkillMeta, files: dict[str, bytes]) -> CheckResult:
+        # A skill's runner loads with its first run or test, not at the bot's start
+        # (docs/performance.md).
+        from augure.skills.runner import check_files
+
         return await check_files(meta, files, self.registry, self._limits())
 
     async def activate(self, meta: SkillMeta) -> None:
@@ -235,6 +239,10 @@ class SkillService:
 
     async def run(self, skill_id: str, ctx: RunContext) -> RunResult:
         """Run an active skill once, recorded; a failure counts towards the limit."""
+        # A skill's runner loads with its first run or test, not at the bot's start
+        # (docs/performance.md).
+        from augure.skills.runner import RunResult, run_skill_code
+
         record = await self._record(check_id(skill_id))
         if record.state != "active":
             why = f" ({record.reason})" if record.reason else ""
@@ -279,6 +287,8 @@ class SkillService:
             return f"Skill {skill_id} did not run: {exc}"
 
     async def _instructions(self, meta: SkillMeta, ctx: RunContext) -> RunResult:
+        from augure.skills.runner import RunResult  # loaded with the first run (see `run`)
+
         conversation = f"skill:{meta.name}"
         prompt = (
             f"Run the skill {meta.name} now ({meta.description}). Follow its instructions and "

@@ -135,7 +135,8 @@ def test_what_only_a_tools_call_uses_is_imported_at_its_first_call() -> None:
 def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed() -> None:
     # Without `[mcp]` servers the MCP client is never used; the hub installer (its downloads,
     # their SSRF guard, the scan of what they bring) runs only when a skill is installed or
-    # updated; the closest-key suggestions only in a config's error.
+    # updated, a skill's runner at its first run or test; the closest-key suggestions only in
+    # a config's error.
     later = {
         "augure.mcp.client",
         "augure.mcp.stdio",
@@ -143,6 +144,7 @@ def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed
         "augure.skills.install",
         "augure.skills.hub",
         "augure.skills.scan",
+        "augure.skills.runner",
         "augure.tools.netguard",
         "difflib",
     }
