@@ -174,7 +174,7 @@ def deep_cursor(client: httpx.Client, root: str) -> str:
 async def screenshots(root: str, cookie: str, folder: Path) -> None:
     from playwright.async_api import async_playwright
 
-    from augure.tools.browser.session import BrowserSettings, find_executable
+    from augure.tools.browser.settings import BrowserSettings, find_executable
 
     chromium = find_executable(BrowserSettings())
     if chromium is None:

@@ -19,7 +19,7 @@ from augure.agent.context import first_sentence
 from augure.config.settings import load_config
 from augure.core.toolset import build_registry
 from augure.mcp.adapter import register
-from augure.mcp.client import McpManager
+from augure.mcp.manager import McpManager
 from augure.tools.registry import ToolRegistry
 
 ROOT = Path(__file__).parents[1]

@@ -17,7 +17,7 @@ REQUIRE_VARIABLE = "AUGURE_REQUIRE_SYSTEM_PACKAGES"
 
 
 def _chromium() -> bool:
-    from augure.tools.browser.session import BrowserSettings, find_executable
+    from augure.tools.browser.settings import BrowserSettings, find_executable
 
     return find_executable(BrowserSettings()) is not None
 

@@ -186,7 +186,8 @@ async def _browser(config: Config) -> Check:
 
 async def _calendar(config: Config) -> Check:
     """The CalDAV login, and the calendars it finds (docs/calendar.md)."""
-    from augure.tools.calendar import calendar_settings, probe
+    from augure.tools.calendar import calendar_settings
+    from augure.tools.calendar.actions import probe
 
     try:
         found = await asyncio.wait_for(probe(calendar_settings(config)), CHECK_TIMEOUT * 3)

@@ -200,7 +200,8 @@ async def _settle_calendar(answers: Answers, checks: bool, ask: Prompter | None)
         answers.calendar_password = answers.calendar_password or ask.ask(
             "Calendar password (an app password where the provider has them)", secret=True
         )
-    from augure.tools.calendar import CalendarSettings, probe
+    from augure.tools.calendar import CalendarSettings
+    from augure.tools.calendar.actions import probe
 
     try:
         settings = CalendarSettings.model_validate(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from augure.codemode import runtime, stubs
+from augure.codemode import stubs
 from augure.tools.arguments import compact_schema
 from augure.tools.base import (
     Artifact,
@@ -27,6 +27,7 @@ from augure.tools.base import (
 from augure.tools.result import Status, relayed_source
 
 if TYPE_CHECKING:
+    from augure.codemode import runtime
     from augure.tools.registry import ToolRegistry
 
 NAME = "execute_code"
@@ -96,6 +97,9 @@ async def run_code(code: str, ctx: RunContext) -> CodeRun:
     registry = ctx.registry
     if registry is None:
         raise RuntimeError("RunContext.registry is not set")
+    # The runtime loads with the first snippet: most bots never run one (docs/performance.md).
+    from augure.codemode import runtime
+
     inner = ctx.via("code")
     done = CodeRun(runtime.RunOutcome())
 

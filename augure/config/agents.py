@@ -3,7 +3,6 @@ the config that holds them."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, ClassVar
 
@@ -43,6 +42,9 @@ class AgentsConfig(BaseModel):
             if key in cls.model_fields:
                 continue
             if not isinstance(value, dict | AgentSpec):
+                # difflib loads only for an error's "did you mean" (docs/performance.md).
+                import difflib
+
                 close = difflib.get_close_matches(key, list(cls.model_fields), n=1)
                 hint = f"; did you mean {close[0]}?" if close else ""
                 raise ValueError(f"unknown key {key!r}{hint} (an agent is a table [agents.NAME])")

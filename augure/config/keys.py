@@ -7,7 +7,6 @@ model with the lookup of each tool's declared section, so this sits below it.
 
 from __future__ import annotations
 
-import difflib
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -75,6 +74,9 @@ class Keys:
 
     def nearest(self, parts: list[str]) -> list[str] | None:
         """`parts` with each unknown one replaced by its closest valid name, if all have one."""
+        # difflib loads only for an error's "did you mean" (docs/performance.md).
+        import difflib
+
         fixed = list(parts)
         for _ in parts:
             model, index = self.walk(fixed)

@@ -7,7 +7,6 @@ docs/reference/configuration.md#plain-environment-variables (`TELEGRAM_BOT_TOKEN
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from pathlib import Path
@@ -323,6 +322,9 @@ def _unknown_line(
     plain: dict[tuple[str, str], str],
     kind: str | None = None,
 ) -> str:
+    # difflib loads only for an error's "did you mean" (docs/performance.md).
+    import difflib
+
     key = ".".join(loc)
     close = difflib.get_close_matches(loc[-1], valid, n=1, cutoff=0.6)
     hint = f"; did you mean {'.'.join((*loc[:-1], close[0]))}?" if close else ""

@@ -25,7 +25,7 @@ from augure.core.toolset import build_registry, register_core_tools
 from augure.host.secrets import Redactor
 from augure.llm.client import LLM
 from augure.llm.models import ChatModel, Models, build_models
-from augure.mcp.client import McpManager
+from augure.mcp.manager import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat
 from augure.scheduler.runner import Scheduler

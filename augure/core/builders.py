@@ -14,7 +14,7 @@ from augure.core.runner import TurnRunner
 from augure.core.spend import SpendCaps
 from augure.host.secrets import Redactor
 from augure.llm.models import ChatModel, Models
-from augure.mcp.client import McpManager
+from augure.mcp.manager import McpManager
 from augure.memory.store import MemoryStore
 from augure.scheduler.heartbeat import Heartbeat
 from augure.scheduler.runner import Scheduler

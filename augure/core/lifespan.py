@@ -24,7 +24,6 @@ from augure.core.recovery import recover
 from augure.core.standalone import Standalone
 from augure.host.home import HomeLock
 from augure.llm.models import ChatModel
-from augure.mcp.adapter import register as register_mcp_tools
 from augure.store.state import Store
 from augure.tools import browser
 from augure.tools.base import Tool
@@ -179,7 +178,12 @@ async def _open_core(config: Config, wiring: Wiring, steps: Steps) -> Core:
     # MCP servers start in the background: their tools appear as each server is ready; a
     # turn waits for those still starting up to `[mcp] startup_timeout_seconds`.
     registry = core.registry
-    core.mcp.start(lambda server, listed: register_mcp_tools(registry, config, server, listed))
+    if core.mcp.servers:
+        # The adapter (and the MCP client) load only with a configured server
+        # (docs/performance.md).
+        from augure.mcp.adapter import register as register_mcp_tools
+
+        core.mcp.start(lambda server, listed: register_mcp_tools(registry, config, server, listed))
     steps.started("mcp", core.mcp.close)
     return core
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from augure.host.secrets import Redactor
 from augure.mcp.adapter import tool_name
-from augure.mcp.client import McpManager
+from augure.mcp.manager import McpManager
 
 if TYPE_CHECKING:
     from augure.config.settings import Config

@@ -19,8 +19,8 @@ import requests
 from github import GithubException
 
 from augure.common.hubspec import GitHubHub
-from augure.skills.hub import MAX_FILE_BYTES, HubError, valid_id
-from augure.skills.model import SKILL_MD, plain_file_name
+from augure.skills.hub import MAX_FILE_BYTES, HubError
+from augure.skills.model import SKILL_MD, plain_file_name, valid_id
 from augure.tools.github.actions import client, message_of
 
 TIMEOUT_SECONDS = 20

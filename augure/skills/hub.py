@@ -24,10 +24,9 @@ from urllib.request import url2pathname
 import httpx
 
 from augure.common.errors import NotDone
+from augure.skills.model import MAX_ID_LENGTH, valid_id
 from augure.tools.netguard import BlockedURL, check_url
 
-SKILL_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-MAX_ID_LENGTH = 64
 ALLOWED_FILES = ("SKILL.md", "skill.py", "test.json")
 MAX_FILE_BYTES = 256 * 1024
 MAX_MANIFEST_BYTES = 1024 * 1024
@@ -47,10 +46,6 @@ class HubSkill:
     version: str
     description: str
     files: dict[str, str]  # file name -> sha256 hex (lowercase)
-
-
-def valid_id(value: object) -> bool:
-    return isinstance(value, str) and len(value) <= MAX_ID_LENGTH and bool(SKILL_ID.match(value))
 
 
 def _shown(value: object) -> str:

@@ -16,8 +16,11 @@ from typing import Any, Literal
 
 from augure.common.errors import NotDone
 from augure.scheduler.jobs import JobError, cron_trigger
-from augure.skills.hub import MAX_ID_LENGTH, valid_id
 
+# The hubs' download code (augure/skills/hub.py) loads at the first install, not at the bot's
+# start (docs/performance.md): what makes a valid id is here.
+SKILL_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MAX_ID_LENGTH = 64
 SKILL_MD = "SKILL.md"
 SKILL_PY = "skill.py"
 TEST_JSON = "test.json"
@@ -34,6 +37,10 @@ State = Literal["draft", "testing", "active", "paused", "broken"]
 
 class SkillError(NotDone):
     """A skill (or an id) that cannot be used as given; the message is fit for the owner."""
+
+
+def valid_id(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_ID_LENGTH and bool(SKILL_ID.match(value))
 
 
 def check_id(skill_id: object) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from augure.codemode import runtime, stubs
+from augure.codemode import stubs
 from augure.codemode.tool import describe_call, report, run_code
 from augure.skills.model import (
     SKILL_PY,
@@ -25,6 +25,9 @@ from augure.skills.model import (
 )
 from augure.tools.base import RunContext, Tool, ToolResult
 from augure.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from augure.codemode import runtime
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ async def check_skill_code(
     limits: runtime.RunLimits,
 ) -> CheckResult:
     """Run `code` with each declared tool answering from `test.answers`, then check the output."""
+    # The runtime loads with the first snippet, not at the bot's start (docs/performance.md).
+    from augure.codemode import runtime
 
     def canned(tool: Tool) -> runtime.ApiFunction:
         order = stubs.parameter_order(tool.parameters)

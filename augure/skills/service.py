@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from augure.codemode import runtime, stubs
+from augure.codemode import stubs
 from augure.codemode.tool import api_tools
 from augure.common.caller import Reading
 from augure.config.settings import Config
@@ -24,7 +25,6 @@ from augure.llm.models import Models
 from augure.scheduler.jobs import JobError
 from augure.scheduler.runner import Scheduler
 from augure.skills import generate
-from augure.skills.install import Installer
 from augure.skills.model import (
     FILES,
     SKILL_MD,
@@ -37,11 +37,15 @@ from augure.skills.model import (
     parse_skill_md,
     render_skill_md,
 )
-from augure.skills.runner import CheckResult, RunResult, check_files, run_skill_code
 from augure.skills.store import SkillRecord, SkillStore, bundled_dir
 from augure.store.state import Store
 from augure.tools.base import RunContext, ToolResult
 from augure.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from augure.codemode import runtime
+    from augure.skills.install import Installer
+    from augure.skills.runner import CheckResult, RunResult
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +82,15 @@ class SkillService:
         self.scheduler = scheduler
         self.llm = llm
         self._coding = generate.coding_llm(config, llm.gate)
-        self.hubs = Installer(self)  # installs and updates from hubs
         self._watcher: asyncio.Task[None] | None = None
+
+    @functools.cached_property
+    def hubs(self) -> Installer:
+        """Installs and updates from hubs; loaded when a skill is first installed or updated,
+        not at the bot's start (docs/performance.md)."""
+        from augure.skills.install import Installer
+
+        return Installer(self)
 
     @property
     def max_failures(self) -> int:
@@ -110,6 +121,9 @@ class SkillService:
         return [stubs.stub(t, brief=True) for t in tools if t is not None]
 
     def _limits(self) -> runtime.RunLimits:
+        # The runtime loads with the first snippet, not at the bot's start (docs/performance.md).
+        from augure.codemode import runtime
+
         code_mode = self.config.code_mode
         return runtime.RunLimits(code_mode.timeout_seconds, code_mode.max_tool_calls)
 
@@ -155,6 +169,10 @@ class SkillService:
     # -- testing -----------------------------------------------------------------------
 
     async def check(self, meta: SkillMeta, files: dict[str, bytes]) -> CheckResult:
+        # A skill's runner loads with its first run or test, not at the bot's start
+        # (docs/performance.md).
+        from augure.skills.runner import check_files
+
         return await check_files(meta, files, self.registry, self._limits())
 
     async def activate(self, meta: SkillMeta) -> None:
@@ -221,6 +239,10 @@ class SkillService:
 
     async def run(self, skill_id: str, ctx: RunContext) -> RunResult:
         """Run an active skill once, recorded; a failure counts towards the limit."""
+        # A skill's runner loads with its first run or test, not at the bot's start
+        # (docs/performance.md).
+        from augure.skills.runner import RunResult, run_skill_code
+
         record = await self._record(check_id(skill_id))
         if record.state != "active":
             why = f" ({record.reason})" if record.reason else ""
@@ -265,6 +287,8 @@ class SkillService:
             return f"Skill {skill_id} did not run: {exc}"
 
     async def _instructions(self, meta: SkillMeta, ctx: RunContext) -> RunResult:
+        from augure.skills.runner import RunResult  # loaded with the first run (see `run`)
+
         conversation = f"skill:{meta.name}"
         prompt = (
             f"Run the skill {meta.name} now ({meta.description}). Follow its instructions and "

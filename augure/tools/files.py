@@ -27,9 +27,6 @@ from pydantic import Field
 from augure.common.errors import NotDone
 from augure.sandbox import workspace_name
 from augure.tools.base import Artifact, RunContext, ToolResult, tool
-from augure.tools.office_text import FORMATS as OFFICE_FORMATS
-from augure.tools.office_text import PROGRAM as OFFICE_READER
-from augure.tools.pdf_text import ParseBudget, PdfRefused, PdfUnreadable, pdf_text, text_in_child
 
 READ_LIMIT = 100_000
 LIST_LIMIT = 200
@@ -173,6 +170,9 @@ async def _read_pdf(fd: int, size: int, shown: str) -> str:
             f"{shown}: a PDF of {size} bytes, over the size budget for reading its text "
             f"({PDF_MAX_BYTES} bytes); `send` still delivers it"
         )
+    # The readers load at the first document read, not at the bot's start (docs/performance.md).
+    from augure.tools.pdf_text import ParseBudget, PdfRefused, PdfUnreadable, pdf_text
+
     try:
         text, cut = await pdf_text(fd, ParseBudget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT))
     except PdfRefused as exc:
@@ -191,6 +191,10 @@ async def _read_office(fd: int, size: int, shown: str, extension: str) -> str:
             f"{shown}: a .{kind} of {size} bytes, over the size budget for reading its text "
             f"({PDF_MAX_BYTES} bytes); `send` still delivers it"
         )
+    # The readers load at the first document read, not at the bot's start (docs/performance.md).
+    from augure.tools.office_text import PROGRAM as OFFICE_READER
+    from augure.tools.pdf_text import ParseBudget, PdfRefused, PdfUnreadable, text_in_child
+
     budget = ParseBudget(PDF_SECONDS, PDF_MEMORY, READ_LIMIT)
     try:
         text, cut = await text_in_child(OFFICE_READER, fd, budget, extension)
@@ -203,6 +207,9 @@ async def _read_office(fd: int, size: int, shown: str, extension: str) -> str:
 
 
 async def _read(ctx: RunContext, path: str) -> str:
+    # Which suffixes the Office reader takes: loaded at the first read (docs/performance.md).
+    from augure.tools.office_text import FORMATS as OFFICE_FORMATS
+
     base, target, shown = resolve(ctx, path)
     mode = os.lstat(target).st_mode
     if stat.S_ISDIR(mode):

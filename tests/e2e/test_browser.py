@@ -21,9 +21,11 @@ from aiohttp import web
 from augure.config.settings import Config
 from augure.tools import browser as browser_module
 from augure.tools.base import RunContext
-from augure.tools.browser import BrowserStep, act, browser, probe
+from augure.tools.browser import browser, probe
+from augure.tools.browser.actions import BrowserStep, act
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
-from augure.tools.browser.session import BrowserError, BrowserPool, BrowserSettings, find_executable
+from augure.tools.browser.session import BrowserError, BrowserPool
+from augure.tools.browser.settings import BrowserSettings, find_executable
 from augure.tools.netguard import IPAddress
 from tests.e2e.conftest import OWNER, Bot
 from tests.e2e.helpers import is_answer

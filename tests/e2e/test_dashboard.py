@@ -21,7 +21,7 @@ from augure.config.settings import Config, load_config
 from augure.core.app import Core
 from augure.core.lifespan import Augure, Opened, Plugs
 from augure.dashboard.server import Dashboard
-from augure.tools.browser.session import BrowserSettings, find_executable
+from augure.tools.browser.settings import BrowserSettings, find_executable
 from tests.e2e import tools as test_tools
 from tests.e2e.conftest import OWNER, Bot, bot_environment
 from tests.e2e.helpers import REJECTED, approval_message, delivered, final_reply, tool_results

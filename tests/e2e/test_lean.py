@@ -106,6 +106,53 @@ def test_the_bot_reads_its_command_line_without_the_other_commands_modules() -> 
     assert not others & loaded, sorted(others & loaded)
 
 
+def test_what_only_a_tools_call_uses_is_imported_at_its_first_call() -> None:
+    # A bot declares every tool at start (its schema, description and settings); what runs
+    # the tool loads at its first call (docs/performance.md): the browser's actions, guard
+    # proxy (and socksio) and pool, the http request and the readable text of pages and PDFs,
+    # the calendar's events and CalDAV round trips, code mode's runtime.
+    first_call = {
+        "augure.tools.browser.actions",
+        "augure.tools.browser.proxy",
+        "augure.tools.browser.upstream",
+        "augure.tools.browser.session",
+        "socksio",
+        "augure.tools.http.request",
+        "augure.tools.http.render",
+        "augure.tools.page_text",
+        "augure.tools.pdf_text",
+        "augure.tools.office_text",
+        "augure.tools.readable",
+        "augure.tools.calendar.events",
+        "augure.tools.calendar.server",
+        "augure.codemode.runtime",
+    }
+    loaded = set(loaded_at_start())
+    assert "augure.core.toolset" in loaded  # the probe did declare the tools
+    assert not first_call & loaded, sorted(first_call & loaded)
+
+
+def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed() -> None:
+    # Without `[mcp]` servers the MCP client is never used; the hub installer (its downloads,
+    # their SSRF guard, the scan of what they bring) runs only when a skill is installed or
+    # updated, a skill's runner at its first run or test; the closest-key suggestions only in
+    # a config's error.
+    later = {
+        "augure.mcp.client",
+        "augure.mcp.stdio",
+        "augure.mcp.adapter",
+        "augure.skills.install",
+        "augure.skills.hub",
+        "augure.skills.scan",
+        "augure.skills.runner",
+        "augure.tools.netguard",
+        "difflib",
+    }
+    loaded = set(loaded_at_start())
+    assert "augure.skills.service" in loaded  # the probe did reach the skills
+    assert not later & loaded, sorted(later & loaded)
+
+
 def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:
     pytest.importorskip("cryptography", reason="cryptography (the github extra) not installed")
     pytest.importorskip("jwt", reason="PyJWT (the github extra) not installed")

@@ -25,7 +25,8 @@ from augure.common.keepalive import KeptSocket
 from augure.config.settings import ConfigError, load_config
 from augure.llm.client import LLM
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
-from augure.tools.browser.session import BrowserPool, BrowserSettings, find_executable
+from augure.tools.browser.session import BrowserPool
+from augure.tools.browser.settings import BrowserSettings, find_executable
 from augure.tools.netguard import IPAddress
 from tests.e2e.conftest import OWNER, Bot
 from tests.fakes.openai import FakeOpenAI, text

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from augure.tools.browser import session
-from augure.tools.browser.session import BrowserSettings, find_executable
+from augure.tools.browser import settings
+from augure.tools.browser.settings import BrowserSettings, find_executable
 
 
 def program(folder: Path, name: str) -> Path:
@@ -21,7 +21,7 @@ def test_debians_headless_shell_is_found_where_no_full_chromium_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The image installs chromium-headless-shell only (no GTK, Mesa or LLVM)."""
-    monkeypatch.setattr(session, "DEFAULT_EXECUTABLE", str(tmp_path / "no-chromium"))
+    monkeypatch.setattr(settings, "DEFAULT_EXECUTABLE", str(tmp_path / "no-chromium"))
     monkeypatch.setenv("PATH", str(tmp_path))
     shell = program(tmp_path, "chromium-headless-shell")
     assert find_executable(BrowserSettings()) == str(shell)

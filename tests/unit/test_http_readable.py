@@ -13,7 +13,8 @@ from augure.config.tools import ToolsConfig
 from augure.memory.store import MemoryStore
 from augure.store.state import Store
 from augure.tools.base import RunContext
-from augure.tools.http import HttpSettings, http_tool, request
+from augure.tools.http import HttpSettings, http_tool
+from augure.tools.http.request import request
 from tests.fakes.search import FakeUpstream
 
 LOCAL = HttpSettings(allow_private_networks=True)

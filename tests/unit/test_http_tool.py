@@ -17,7 +17,8 @@ from augure.config.tools import ToolsConfig
 from augure.memory.store import MemoryStore
 from augure.store.state import Store
 from augure.tools.base import Egress, RunContext, ToolResult
-from augure.tools.http import HttpSettings, Preset, http_tool, request, rule, target
+from augure.tools.http import HttpSettings, Preset, http_tool, rule, target
+from augure.tools.http.request import request
 from augure.tools.netguard import BlockedURL, Pinned, check_url, pin_url
 from tests.fakes.search import FakeUpstream
 

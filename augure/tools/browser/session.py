@@ -1,12 +1,11 @@
-"""One Chromium, launched on first use, and the named sessions (context + page) opened in it."""
+"""One Chromium, launched on first use, and the named sessions (context + page) opened in it.
+Loaded at the browser's first call, with its guard proxy (docs/performance.md)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import os
-import shutil
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -14,19 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
-
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 from augure.common.errors import NotDone
-from augure.config.tools import settings_for
 from augure.tools.browser.proxy import GuardProxy, HostCheck, public_only
 from augure.tools.netguard import BlockedURL, check_url
 
 log = logging.getLogger(__name__)
 
-DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -49,26 +44,6 @@ IDLE_TTL = 600.0
 MAX_SESSIONS = 4
 ACTION_TIMEOUT_MS = 10_000
 NAVIGATION_TIMEOUT_MS = 30_000
-
-
-@settings_for("browser")
-class BrowserSettings(BaseModel):
-    """`[tools.browser]`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    executable_path: str | None = None
-    headless: bool = True
-
-
-def find_executable(settings: BrowserSettings) -> str | None:
-    if settings.executable_path:
-        path = os.path.expanduser(settings.executable_path)
-        return path if os.access(path, os.X_OK) else None
-    if os.access(DEFAULT_EXECUTABLE, os.X_OK):
-        return DEFAULT_EXECUTABLE
-    # Debian's headless-only build, without GTK, Mesa or LLVM: what the image installs.
-    return shutil.which("chromium") or shutil.which("chromium-headless-shell")
 
 
 @dataclass

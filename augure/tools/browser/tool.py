@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError
@@ -20,15 +20,11 @@ from pydantic import Field, ValidationError
 from augure.approval import canonical
 from augure.config.settings import Config
 from augure.tools.base import Egress, RunContext, ToolResult, describe, tool
-from augure.tools.browser.actions import BrowserStep, act, first_line, playwright_error
-from augure.tools.browser.session import (
-    FLAGS,
-    BrowserError,
-    BrowserPool,
-    BrowserSettings,
-    find_executable,
-)
-from augure.tools.http import HttpSettings, RequestError, load_settings
+from augure.tools.browser.settings import BrowserSettings, find_executable
+from augure.tools.http.settings import HttpSettings, RequestError, load_settings
+
+if TYPE_CHECKING:
+    from augure.tools.browser.session import BrowserPool
 
 Action = Literal[
     "open", "navigate", "snapshot", "click", "type", "press", "extract", "screenshot", "close"
@@ -73,6 +69,10 @@ _shared: BrowserPool | None = None
 async def shared_pool(config: Config) -> BrowserPool:
     """The app's one pool; rebuilt when the settings change."""
     global _shared
+    # The pool and its guard proxy load at the first call: most bots never browse
+    # (docs/performance.md).
+    from augure.tools.browser.session import BrowserError, BrowserPool
+
     settings = settings_of(config)
     executable = find_executable(settings)
     if executable is None:
@@ -101,6 +101,9 @@ async def shutdown() -> None:
 
 async def probe(config: Config) -> str:
     """For `augure doctor`: launch Chromium once and say which; raises BrowserError."""
+    from augure.tools.browser.actions import first_line, playwright_error
+    from augure.tools.browser.session import FLAGS, BrowserError
+
     problem = check(config)
     if problem:
         raise BrowserError(problem)
@@ -184,6 +187,10 @@ async def browser(
     page, read it as a snapshot with element refs, click, type, press keys, extract text,
     take screenshots."""
     ctx.progress(_doing(action, session, url))
+    # What runs the tool loads at its first call: most bots never browse (docs/performance.md).
+    from augure.tools.browser.actions import BrowserStep, act
+    from augure.tools.browser.session import BrowserError
+
     try:
         pool = await shared_pool(ctx.config)
     except BrowserError as exc:

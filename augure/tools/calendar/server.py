@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from augure.common.errors import NotDone, Unavailable
+from augure.tools.calendar.settings import NETWORK_TIMEOUT
 
 if TYPE_CHECKING:
     from augure.tools.calendar.settings import CalendarSettings
 
-NETWORK_TIMEOUT = 20  # seconds per HTTP request; the tool's own timeout bounds the whole call
 T = TypeVar("T")
 
 

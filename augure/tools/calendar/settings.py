@@ -1,4 +1,5 @@
-"""`[tools.calendar]`: the CalDAV account the `calendar` tool reads and writes."""
+"""`[tools.calendar]`: the CalDAV account the `calendar` tool reads and writes, and the limits
+the declaration and the calls share."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ from augure.config.tools import settings_for
 from augure.tools.base import describe
 
 NAME = "calendar"
+WRITES = frozenset({"create", "update", "delete"})
+NETWORK_TIMEOUT = 20  # seconds per HTTP request; the tool's own timeout bounds the whole call
+# One action's round trips (a write reads the event, then stores it): well inside the tool's
+# timeout, so a stalled server gets this tool's own line.
+CALL_SECONDS = 3 * NETWORK_TIMEOUT
 NOT_CONFIGURED = "set [tools.calendar] url, username and password"
 
 

@@ -5,10 +5,10 @@ secret preset headers go only to the preset's own origin, and only GET follows r
 an approved write can never be moved to another URL by the server.
 
 `settings` is the `[tools.http]` section, `targets` what the owner's rules match, `request` the
-request itself (`render`: how its response reads), `tool` the declaration.
+request itself (`render`: how its response reads), `tool` the declaration. The request and
+its rendering load at the tool's first call, not at the bot's start (docs/performance.md).
 """
 
-from augure.tools.http.request import request
 from augure.tools.http.settings import HttpSettings, Preset, RequestError, load_settings
 from augure.tools.http.targets import rule, target
 from augure.tools.http.tool import http_tool
@@ -19,7 +19,6 @@ __all__ = [
     "RequestError",
     "http_tool",
     "load_settings",
-    "request",
     "rule",
     "target",
 ]

@@ -11,7 +11,6 @@ from pydantic_core import PydanticCustomError
 
 from augure.config.guests import PRESETS
 from augure.tools.base import Egress, RunContext, ToolResult, tool
-from augure.tools.http.request import request
 from augure.tools.http.settings import RequestError, check_config, load_settings
 from augure.tools.http.targets import aliases, rule, target
 
@@ -86,6 +85,9 @@ async def http_tool(
         settings = load_settings(ctx.config)
     except RequestError as exc:
         return ToolResult.error(str(exc))
+    # Loaded at the first call: most turns send no request (docs/performance.md).
+    from augure.tools.http.request import request
+
     return await request(
         method, url, settings=settings, preset=preset, headers=headers, body=body, raw=raw
     )
