@@ -153,6 +153,15 @@ def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed
     assert not later & loaded, sorted(later & loaded)
 
 
+def test_the_config_needs_no_settings_library_and_the_skills_no_yaml_parser() -> None:
+    # `AUGURE__` variables are laid over the config by augure/config/variables.py (the
+    # settings library cost ~1.4 MB and ~11 ms); SKILL.md front matter is parsed only when a
+    # skill is installed or its file changed, the catalog being kept in state.db.
+    loaded = set(loaded_at_start())
+    assert "augure.config.settings" in loaded and "augure.skills.store" in loaded
+    assert not {"pydantic_settings", "yaml"} & loaded
+
+
 def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:
     pytest.importorskip("cryptography", reason="cryptography (the github extra) not installed")
     pytest.importorskip("jwt", reason="PyJWT (the github extra) not installed")
