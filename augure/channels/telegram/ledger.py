@@ -39,6 +39,13 @@ def _body(update: Update) -> str:
     return json.dumps(update.to_dict(), sort_keys=True, default=str)
 
 
+def _stored_at_once(update: Update) -> bool:
+    """A plain text message: its handler only writes its inbox row (no download, no
+    transcription)."""
+    message = update.message
+    return message is not None and message.text is not None
+
+
 def delivery(update: Update) -> tuple[int, str]:
     """The update's id and a digest of its content: Telegram's resend of an update is the
     same pair; another update under a reused id (a new count after a week's silence, another
@@ -72,10 +79,30 @@ class UpdateLedger:
     def offset(self, requested: int | None) -> int | None:
         """The offset to send: never past an update still being handled, unless parked."""
         self._settled.clear()
-        holding = self._unsettled - self._parked
-        if requested is None or requested <= 0 or not holding:
-            return requested
-        return min(requested, min(holding))
+        holding = self._holding(requested)
+        return min(requested, min(holding)) if holding and requested is not None else requested
+
+    async def until_stored(self, requested: int | None, seconds: float) -> None:
+        """Before a poll the offset would hold back only for text messages being stored:
+        each is in the inbox within moments, and Telegram would answer such a poll at once
+        with them again. Waiting those moments (at most `seconds`) spares the round trip and
+        the parse; a voice note or a file, which may take seconds, holds no poll back."""
+        deadline = asyncio.get_running_loop().time() + seconds
+        while (holding := self._holding(requested)) and all(
+            _stored_at_once(self._held[n]) for n in holding if n in self._held
+        ):
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return
+            self._settled.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._settled.wait(), left)
+
+    def _holding(self, requested: int | None) -> set[int]:
+        """The updates still being handled that an offset of `requested` would let go."""
+        if requested is None or requested <= 0:
+            return set()
+        return {n for n in self._unsettled - self._parked if n < requested}
 
     def fresh(self, updates: Sequence[Update], sent: int | None) -> tuple[Update, ...]:
         """What a poll Telegram answered returned, less the updates already handed out in

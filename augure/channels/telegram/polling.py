@@ -49,6 +49,8 @@ class PollingBot(ExtBot[None]):
 
     async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
         # The Updater passes `offset` by keyword, the shutdown's last poll included.
+        if kwargs.get("timeout"):
+            await self.ledger.until_stored(kwargs.get("offset"), RESENT_PAUSE_SECONDS)
         offset = kwargs["offset"] = self.ledger.offset(kwargs.get("offset"))
         updates = await self._poll(*args, **kwargs)
         if updates is None:
