@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from augure import __version__
-from augure.cli.main import _parser
+from augure.cli.parser import build_parser
 from tests.e2e.helpers import augure, environment
 
 
@@ -34,7 +34,7 @@ async def test_version(tmp_path: Path) -> None:
 async def test_help_lists_every_command_on_one_line(tmp_path: Path) -> None:
     code, out, _ = await augure("--help", env=environment(tmp_path, {"COLUMNS": "80"}))
     assert code == 0
-    top = [path[0] for path, _ in commands(_parser()) if len(path) == 1]
+    top = [path[0] for path, _ in commands(build_parser()) if len(path) == 1]
     assert {"init", "run", "chat", "doctor", "backup", "restore", "tools", "jobs"} <= set(top)
     lines = out.splitlines()
     for name in top:
@@ -45,7 +45,7 @@ async def test_help_lists_every_command_on_one_line(tmp_path: Path) -> None:
 
 
 def test_every_command_and_option_is_described() -> None:
-    for path, parser in commands(_parser()):
+    for path, parser in commands(build_parser()):
         assert parser.description, f"augure {' '.join(path)} --help has no description"
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction | argparse._HelpAction):

@@ -162,6 +162,11 @@ def test_the_config_needs_no_settings_library_and_the_skills_no_yaml_parser() ->
     assert not {"pydantic_settings", "yaml"} & loaded
 
 
+def test_augure_run_alone_needs_no_argument_parser() -> None:
+    # How the image and a service start the bot: argparse and gettext are ~0.35 MB.
+    assert not {"argparse", "gettext"} & set(loaded_at_start())
+
+
 def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:
     pytest.importorskip("cryptography", reason="cryptography (the github extra) not installed")
     pytest.importorskip("jwt", reason="PyJWT (the github extra) not installed")

@@ -235,6 +235,6 @@ async def test_a_text_message_is_fetched_once_not_again_while_it_is_being_stored
     for word in ("first", "second", "third"):
         bot.telegram.inject_message(OWNER, word)
         update_id = bot.telegram._next_update_id - 1
-        await until_true(lambda: echoed(bot.telegram, OWNER)[-1:] == [word], f"{word} answered")
+        await until_true(lambda w=word: echoed(bot.telegram, OWNER)[-1:] == [w], f"{word} answered")
         await bot.telegram.wait_idle(quiet=0.3, timeout=10)
         assert times_handed_out(bot.telegram, update_id) == 1, word

@@ -12,7 +12,7 @@ import httpx
 import httpx2
 import pytest
 
-from augure.cli.main import _parser
+from augure.cli.parser import build_parser
 from augure.common.keepalive import KeptSocket, keep_client_sockets, keep_sockets
 
 
@@ -49,7 +49,7 @@ def test_argparse_still_lists_subcommands_where_the_cli_reads_them() -> None:
 
 
 def test_the_cli_built_on_those_internals_still_does_what_they_are_for() -> None:
-    parser = _parser()
+    parser = build_parser()
     after_the_command = parser.parse_args(["status", "--config", "elsewhere.toml", "-v"])
     assert str(after_the_command.config) == "elsewhere.toml" and after_the_command.verbose
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

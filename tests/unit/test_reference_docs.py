@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from augure.cli.main import _parser
+from augure.cli.parser import build_parser
 from augure.config.settings import Config
 from augure.config.template import _dict_of_models, _sub_model
 from augure.config.tools import declared
@@ -79,7 +79,7 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
 def test_every_command_its_subcommands_and_its_options_are_in_commands_md() -> None:
     page = _page("commands.md")
     missing = []
-    for name, command in _commands(_parser()).items():
+    for name, command in _commands(build_parser()).items():
         section = _command_sections(page, name)
         if not section:
             missing.append(f"augure {name}: no section")
