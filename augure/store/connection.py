@@ -121,10 +121,13 @@ class Database:
 
     async def _migrate(self, migrations: Sequence[str]) -> None:
         version = int((await self.fetchone("PRAGMA user_version") or (0,))[0])
-        for number, script in enumerate(migrations[version:], start=version + 1):
-            await self._retry(functools.partial(self._run_script, script, number))
+        if version < len(migrations):
+            pending = "\n".join(migrations[version:])
+            await self._retry(functools.partial(self._run_script, pending, len(migrations)))
 
     def _run_script(self, script: str, number: int) -> None:
+        """Every pending migration in one transaction: an upgrade is whole or not at all,
+        and a new home's schema is one commit, not one per migration."""
         connection = self._require()
         try:
             connection.executescript(

@@ -198,3 +198,20 @@ async def test_opening_while_another_process_holds_the_lock_waits(tmp_path: Path
         holder.wait(10)
     assert await store.schema_version() == len(MIGRATIONS)
     await store.close()
+
+
+async def test_an_upgrade_is_all_or_nothing(tmp_path: Path) -> None:
+    # Every pending migration runs in one transaction: one that fails leaves the file as it
+    # was (a new home: no table at all), and the next start tries the whole upgrade again.
+    path = tmp_path / "state.db"
+    with pytest.raises(StateError):
+        await Database.open(path, [*MIGRATIONS, "CREATE TABLE half_done (x);\nNOT SQL;"])
+    connection = sqlite3.connect(path)
+    try:
+        assert connection.execute("PRAGMA user_version").fetchone() == (0,)
+        assert connection.execute("SELECT name FROM sqlite_schema").fetchall() == []
+    finally:
+        connection.close()
+    database = await Database.open(path, MIGRATIONS)
+    assert (await database.fetchone("PRAGMA user_version") or (0,))[0] == len(MIGRATIONS)
+    await database.close()
