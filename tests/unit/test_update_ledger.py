@@ -104,3 +104,54 @@ async def test_parked_updates_let_the_offset_pass_and_come_back_until_taken(
         assert await again.unparked(cast(Any, None)) == []
     finally:
         await store.close()
+
+
+def message_update(update_id: int, **content: Any) -> Update:
+    when = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp())
+    body = {
+        "update_id": update_id,
+        "message": {
+            "message_id": update_id,
+            "date": when,
+            "chat": {"id": 1, "type": "private"},
+            **content,
+        },
+    }
+    return cast(Update, Update.de_json(body, None))
+
+
+async def waited(ledger: UpdateLedger, requested: int, settle: Update | None) -> bool:
+    """Whether `until_stored` waited for `settle` (settled 50 ms in) rather than returning."""
+
+    async def later() -> None:
+        await asyncio.sleep(0.05)
+        if settle is not None:
+            await ledger.settle(settle, record=False)
+
+    settling = asyncio.create_task(later())
+    await ledger.until_stored(requested, 5.0)
+    done = settling.done()
+    await settling
+    return done
+
+
+async def test_the_next_poll_waits_for_one_text_message_to_be_stored() -> None:
+    ledger = UpdateLedger()
+    text = message_update(5, text="hello")
+    ledger.fresh((text,), 0)
+    assert await waited(ledger, 6, text)
+    assert ledger.offset(6) == 6  # the poll then confirms it: Telegram sends it no more
+
+
+async def test_a_voice_note_a_burst_or_nothing_held_sends_the_poll_at_once() -> None:
+    ledger = UpdateLedger()
+    voice = message_update(5, voice={"file_id": "v", "file_unique_id": "v", "duration": 3})
+    ledger.fresh((voice,), 0)
+    assert not await waited(ledger, 6, voice)  # heard for seconds: other chats come first
+
+    ledger = UpdateLedger()
+    burst = (message_update(5, text="a"), message_update(6, text="b"))
+    ledger.fresh(burst, 0)
+    assert not await waited(ledger, 7, burst[0])  # more are likely behind: take them in
+
+    assert not await waited(UpdateLedger(), 7, None)

@@ -67,6 +67,8 @@ class UpdateLedger:
         # update (python-telegram-bot's to_dict), the costliest step of taking a message in.
         self._deliveries: dict[int, tuple[int, str]] = {}
         self._settled = asyncio.Event()
+        self._idle = asyncio.Event()  # set while no update is being handled
+        self._idle.set()
         self._inbox: Deliveries | None = None
 
     async def open(self, deliveries: Deliveries) -> None:
@@ -83,20 +85,17 @@ class UpdateLedger:
         return min(requested, min(holding)) if holding and requested is not None else requested
 
     async def until_stored(self, requested: int | None, seconds: float) -> None:
-        """Before a poll the offset would hold back only for text messages being stored:
-        each is in the inbox within moments, and Telegram would answer such a poll at once
-        with them again. Waiting those moments (at most `seconds`) spares the round trip and
-        the parse; a voice note or a file, which may take seconds, holds no poll back."""
-        deadline = asyncio.get_running_loop().time() + seconds
-        while (holding := self._holding(requested)) and all(
-            _stored_at_once(self._held[n]) for n in holding if n in self._held
-        ):
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                return
-            self._settled.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._settled.wait(), left)
+        """Before a poll the offset would hold back for one text message being stored: it is
+        in the inbox within moments, and Telegram would answer such a poll at once with it
+        again. Waiting those moments (at most `seconds`) spares the round trip and the parse.
+        A voice note or a file may take seconds, and several messages are likely a burst
+        with more behind them: the poll goes at once, so what follows is taken in while the
+        first turns run and folded into fewer of them."""
+        holding = self._holding(requested)
+        if len(holding) != 1 or not _stored_at_once(self._held[min(holding)]):
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), seconds)
 
     def _holding(self, requested: int | None) -> set[int]:
         """The updates still being handled that an offset of `requested` would let go."""
@@ -115,6 +114,8 @@ class UpdateLedger:
             self._handed_out.add(update.update_id)
             self._unsettled.add(update.update_id)
             self._held[update.update_id] = update
+        if self._unsettled - self._parked:
+            self._idle.clear()
         return fresh
 
     async def park(self) -> None:
@@ -130,6 +131,8 @@ class UpdateLedger:
             log.exception("could not park %d updates still being handled", len(waiting))
             return
         self._parked.update(u.update_id for u in waiting)
+        if not self._unsettled - self._parked:
+            self._idle.set()
         log.info("parked %d updates still being handled", len(waiting))
 
     async def unparked(self, bot: Bot) -> list[Update]:
@@ -182,3 +185,5 @@ class UpdateLedger:
             self._held.pop(update_id, None)
             self._parked.discard(update_id)
             self._settled.set()
+            if not self._unsettled - self._parked:
+                self._idle.set()
