@@ -168,6 +168,13 @@ def test_the_sandbox_backends_are_imported_at_the_first_sandboxed_command() -> N
     assert not later & loaded, sorted(later & loaded)
 
 
+def test_speech_is_imported_at_the_first_spoken_reply() -> None:
+    # Only an owner who turned on `[voice] replies` ever has an answer spoken (docs/voice.md).
+    loaded = set(loaded_at_start())
+    assert "augure.core.door.chat" in loaded  # the probe did reach the chat's door
+    assert "augure.llm.speech" not in loaded
+
+
 def test_the_config_needs_no_settings_library_and_the_skills_no_yaml_parser() -> None:
     # `AUGURE__` variables are laid over the config by augure/config/variables.py (the
     # settings library cost ~1.4 MB and ~11 ms); SKILL.md front matter is parsed only when a
