@@ -7,7 +7,6 @@ import logging
 from augure.config.voice import VoiceConfig
 from augure.core.spend import SpendCaps
 from augure.llm.client import LLM
-from augure.llm.speech import SpeechError, synthesize
 from augure.llm.spend import SPEECH, BudgetReached
 
 log = logging.getLogger(__name__)
@@ -26,6 +25,9 @@ async def speak(
     except BudgetReached as exc:
         log.info("voice reply not spoken, the text is sent alone: %s", exc)
         return None
+    # Speech loads with the first spoken reply, not the bot's start (docs/performance.md).
+    from augure.llm.speech import SpeechError, synthesize
+
     try:
         spoken = await synthesize(llm, settings, markdown)
     except SpeechError as exc:

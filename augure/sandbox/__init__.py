@@ -2,23 +2,25 @@
 
 May import (docs/architecture.md, "Where things are"): approval, store, llm, host, config,
 common.
+
+A start asks only `sandbox_problem` (augure/sandbox/readiness.py); the backends and what they
+share (augure/sandbox/base.py) load with the first sandboxed command, `augure doctor`, or the
+first use of one of their names from this package (docs/performance.md).
 """
 
 from __future__ import annotations
 
-import shutil
+import importlib
+from typing import TYPE_CHECKING
 
 from augure.common.folders import workspace_name
-from augure.config.settings import Config
-from augure.sandbox.base import (
-    OUTPUT_CAP,
-    ExecResult,
-    Sandbox,
-    SandboxError,
-    workspace_for,
-)
-from augure.sandbox.bwrap import BwrapSandbox, missing_tools
-from augure.sandbox.docker import DockerSandbox
+from augure.sandbox.readiness import sandbox_problem
+
+if TYPE_CHECKING:
+    from augure.config.settings import Config
+    from augure.sandbox.base import OUTPUT_CAP, ExecResult, Sandbox, SandboxError, workspace_for
+    from augure.sandbox.bwrap import BwrapSandbox
+    from augure.sandbox.docker import DockerSandbox
 
 __all__ = [
     "OUTPUT_CAP",
@@ -34,34 +36,49 @@ __all__ = [
     "workspace_name",
 ]
 
+# The module of each name imported on its first use (`__getattr__`).
+_LATER = {
+    "OUTPUT_CAP": "base",
+    "ExecResult": "base",
+    "Sandbox": "base",
+    "SandboxError": "base",
+    "workspace_for": "base",
+    "BwrapSandbox": "bwrap",
+    "DockerSandbox": "docker",
+}
 
-def sandbox_problem(config: Config) -> str | None:
-    """None when the configured backend can run; otherwise what the owner must do."""
-    backend = config.sandbox.backend
-    if backend == "none":
-        return "set [sandbox] backend to bwrap or docker"
-    if backend == "docker":
-        return None if shutil.which("docker") else "install Docker (no `docker` on PATH)"
-    missing = missing_tools()
-    if "bwrap" in missing:
-        return "install bubblewrap"
-    if missing:
-        return f"install util-linux ({', '.join(missing)} missing)"
-    return None
+
+def __getattr__(name: str) -> object:
+    # The backends are needed by a command, not by the bot's start (docs/performance.md).
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LATER[name]}"), name)
+    globals()[name] = value
+    return value
 
 
 def open_sandbox(config: Config) -> Sandbox:
     """The configured backend; SandboxError (with what to do) when it cannot run."""
+    # Loaded with the first command, not the bot's start (docs/performance.md).
+    from augure.sandbox.base import SandboxError
+
     problem = sandbox_problem(config)
     if problem is not None:
         raise SandboxError(problem)
     if config.sandbox.backend == "docker":
+        from augure.sandbox.docker import DockerSandbox
+
         return DockerSandbox(config.sandbox)
+    from augure.sandbox.bwrap import BwrapSandbox
+
     return BwrapSandbox(config.sandbox)
 
 
 async def probe(config: Config) -> tuple[bool, str]:
     """Run `true` in a scratch workspace, for `augure doctor`: user namespaces may be off."""
+    # Loaded by `augure doctor`, not the bot's start (docs/performance.md).
+    from augure.sandbox.base import SandboxError, workspace_for
+
     try:
         sandbox = open_sandbox(config)
         workspace = workspace_for(config.home, "doctor.probe", sandbox)

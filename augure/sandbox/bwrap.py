@@ -40,6 +40,7 @@ from augure.sandbox.base import (
     run_process,
     sandbox_env,
 )
+from augure.sandbox.readiness import missing_tools
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +70,6 @@ GROUP = "nogroup:x:{gid}:\n"
 # Environment of the launcher chain itself. The sandbox's pid 1 is a fork of bwrap, and its
 # /proc/1/environ is readable from inside: nothing of the bot's environment may reach it.
 LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
-
-
-def missing_tools(as_root: bool | None = None) -> list[str]:
-    root = os.geteuid() == 0 if as_root is None else as_root
-    needed = ("bwrap", "prlimit", *(("setpriv", "unshare", "mount") if root else ()))
-    return [name for name in needed if shutil.which(name) is None]
 
 
 # Root only. bwrap runs as nobody and resolves bind sources by path, which nobody cannot walk

@@ -25,7 +25,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from augure.common.errors import NotDone
-from augure.sandbox import workspace_name
+from augure.common.folders import workspace_name
 from augure.tools.base import Artifact, RunContext, ToolResult, tool
 
 READ_LIMIT = 100_000

@@ -8,14 +8,17 @@ chat's workspace (`$AUGURE_HOME/workspaces/<chat>`) from one call to the next.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from augure.approval.rules import literal
 from augure.config.settings import Config
-from augure.sandbox import ExecResult, SandboxError, open_sandbox, sandbox_problem, workspace_for
+from augure.sandbox import open_sandbox, sandbox_problem
 from augure.tools.base import RunContext, ToolResult, tool
+
+if TYPE_CHECKING:
+    from augure.sandbox.base import ExecResult
 
 # The sandbox enforces its own wall clock; this only keeps the executor from cutting first.
 TOOL_TIMEOUT = 24 * 3600.0
@@ -67,6 +70,9 @@ async def run_in_sandbox(
     problem = sandbox_problem(ctx.config)
     if problem is not None:
         return ToolResult.error(f"[NOT CONFIGURED] {problem}")
+    # The backends load with the first command, not the bot's start (docs/performance.md).
+    from augure.sandbox.base import SandboxError, workspace_for
+
     try:
         sandbox = open_sandbox(ctx.config)
         workspace = workspace_for(ctx.home, ctx.chat_id, sandbox)

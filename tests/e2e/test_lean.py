@@ -153,6 +153,28 @@ def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed
     assert not later & loaded, sorted(later & loaded)
 
 
+def test_the_sandbox_backends_are_imported_at_the_first_sandboxed_command() -> None:
+    # A start only asks whether the sandbox could run (to mark `sandbox_exec` and `opencode`
+    # not configured); the backends load with the first sandboxed command or `augure doctor`.
+    later = {
+        "augure.sandbox.base",
+        "augure.sandbox.bwrap",
+        "augure.sandbox.docker",
+        "augure.sandbox.seccomp",
+        "augure.sandbox.slirp",
+    }
+    loaded = set(loaded_at_start())
+    assert "augure.tools.sandbox_exec" in loaded  # the probe did declare the sandbox's tools
+    assert not later & loaded, sorted(later & loaded)
+
+
+def test_speech_is_imported_at_the_first_spoken_reply() -> None:
+    # Only an owner who turned on `[voice] replies` ever has an answer spoken (docs/voice.md).
+    loaded = set(loaded_at_start())
+    assert "augure.core.door.chat" in loaded  # the probe did reach the chat's door
+    assert "augure.llm.speech" not in loaded
+
+
 def test_the_config_needs_no_settings_library_and_the_skills_no_yaml_parser() -> None:
     # `AUGURE__` variables are laid over the config by augure/config/variables.py (the
     # settings library cost ~1.4 MB and ~11 ms); SKILL.md front matter is parsed only when a
