@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -32,7 +33,8 @@ OPTIONAL = (
 )
 
 
-def loaded_at_start() -> list[str]:
+@functools.cache
+def loaded_at_start() -> frozenset[str]:
     """What `augure run` imports before its first getUpdates, in a fresh interpreter: the
     command read as `augure run` reads it, up to the bot's start, which stops there (a fresh
     home, no token) once the core's modules are imported."""
@@ -52,7 +54,14 @@ def loaded_at_start() -> list[str]:
             cwd=home,
             env=environment | {"AUGURE_HOME": home},
         ).stdout
-    return list(json.loads(output))
+    return frozenset(json.loads(output))
+
+
+def assert_loaded_later(later: set[str], reached: str) -> None:
+    """A start that did get as far as `reached` (the probe's proof) loaded none of `later`."""
+    loaded = loaded_at_start()
+    assert reached in loaded
+    assert not later & loaded, sorted(later & loaded)
 
 
 def test_starting_the_bot_imports_no_optional_library() -> None:
@@ -101,9 +110,7 @@ def test_the_bot_reads_its_command_line_without_the_other_commands_modules() -> 
         "tarfile",
         "getpass",
     }
-    loaded = set(loaded_at_start())
-    assert "augure.core.app" in loaded  # the probe did reach the bot's start
-    assert not others & loaded, sorted(others & loaded)
+    assert_loaded_later(others, "augure.core.app")
 
 
 def test_what_only_a_tools_call_uses_is_imported_at_its_first_call() -> None:
@@ -127,9 +134,7 @@ def test_what_only_a_tools_call_uses_is_imported_at_its_first_call() -> None:
         "augure.tools.calendar.server",
         "augure.codemode.runtime",
     }
-    loaded = set(loaded_at_start())
-    assert "augure.core.toolset" in loaded  # the probe did declare the tools
-    assert not first_call & loaded, sorted(first_call & loaded)
+    assert_loaded_later(first_call, "augure.core.toolset")
 
 
 def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed() -> None:
@@ -148,9 +153,7 @@ def test_mcp_the_skill_installer_and_did_you_mean_are_imported_when_first_needed
         "augure.tools.netguard",
         "difflib",
     }
-    loaded = set(loaded_at_start())
-    assert "augure.skills.service" in loaded  # the probe did reach the skills
-    assert not later & loaded, sorted(later & loaded)
+    assert_loaded_later(later, "augure.skills.service")
 
 
 def test_the_sandbox_backends_are_imported_at_the_first_sandboxed_command() -> None:
@@ -163,30 +166,24 @@ def test_the_sandbox_backends_are_imported_at_the_first_sandboxed_command() -> N
         "augure.sandbox.seccomp",
         "augure.sandbox.slirp",
     }
-    loaded = set(loaded_at_start())
-    assert "augure.tools.sandbox_exec" in loaded  # the probe did declare the sandbox's tools
-    assert not later & loaded, sorted(later & loaded)
+    assert_loaded_later(later, "augure.tools.sandbox_exec")
 
 
 def test_speech_is_imported_at_the_first_spoken_reply() -> None:
     # Only an owner who turned on `[voice] replies` ever has an answer spoken (docs/voice.md).
-    loaded = set(loaded_at_start())
-    assert "augure.core.door.chat" in loaded  # the probe did reach the chat's door
-    assert "augure.llm.speech" not in loaded
+    assert_loaded_later({"augure.llm.speech"}, "augure.core.door.chat")
 
 
 def test_the_config_needs_no_settings_library_and_the_skills_no_yaml_parser() -> None:
     # `AUGURE__` variables are laid over the config by augure/config/variables.py (the
     # settings library cost ~1.4 MB and ~11 ms); SKILL.md front matter is parsed only when a
     # skill is installed or its file changed, the catalog being kept in state.db.
-    loaded = set(loaded_at_start())
-    assert "augure.config.settings" in loaded and "augure.skills.store" in loaded
-    assert not {"pydantic_settings", "yaml"} & loaded
+    assert_loaded_later({"pydantic_settings", "yaml"}, "augure.skills.store")
 
 
 def test_augure_run_alone_needs_no_argument_parser() -> None:
     # How the image and a service start the bot: argparse and gettext are ~0.35 MB.
-    assert not {"argparse", "gettext"} & set(loaded_at_start())
+    assert_loaded_later({"argparse", "gettext"}, "augure.core.app")
 
 
 def test_telegram_passport_crypto_is_not_loaded_and_the_github_tool_still_has_it() -> None:
