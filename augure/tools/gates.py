@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from augure.approval.gate import ApprovalGate, ApprovalRequest
 from augure.approval.shown import digest
@@ -28,30 +29,19 @@ CHANGED = (
 )
 
 
+@dataclass(kw_only=True)
 class Gates:
     """parse, validate, scope, limits, egress, policy, approval: one method each."""
 
-    def __init__(
-        self,
-        *,
-        registry: ToolRegistry,
-        audit: Audit,
-        approvals: ApprovalGate,
-        config: Config,
-        redactor: Redactor,
-        limits: Limits,
-        decisions: Decisions,
-        absent: Callable[[str], str | None] | None,
-    ) -> None:
-        self.registry = registry
-        self.audit = audit
-        self.approvals = approvals
-        self.config = config
-        self.redactor = redactor
-        self.limits = limits
-        self.decisions = decisions
-        # Why a tool the registry lacks cannot be called (an MCP server down); None: unknown.
-        self.absent = absent
+    registry: ToolRegistry
+    audit: Audit
+    approvals: ApprovalGate
+    config: Config
+    redactor: Redactor
+    limits: Limits
+    decisions: Decisions
+    # Why a tool the registry lacks cannot be called (an MCP server down); None: unknown.
+    absent: Callable[[str], str | None] | None
 
     async def parse(self, call: Call) -> ToolResult | None:
         call.tool = self.registry.get(call.name)
