@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 from augure.common.errors import UsageError
+from augure.common.links import without_login
 
 GITHUB_PREFIX = "github:"
 MANIFEST_SCHEMES = ("http://", "https://", "file://")
@@ -51,9 +51,7 @@ class ManifestHub:
     @property
     def name(self) -> str:
         """The URL without user or password (such a hub is refused, but still named)."""
-        where = urlsplit(self.url)
-        host = where.netloc.rpartition("@")[2]
-        return urlunsplit((where.scheme, host, where.path, "", ""))
+        return without_login(self.url)
 
     @property
     def spec(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 # A link written in a text: from its scheme (or `www.`) to the next space or quote.
 _WRITTEN = re.compile(r"""(?i)(?<![\w@.-])(?:https?://|www\.)[^\s<>"'`\\]+""")
@@ -124,3 +124,10 @@ def _trimmed(token: str) -> str:
 def hosts_named_in(text: str) -> set[str]:
     """The hosts a text names, as dotted words (`example.com`, `10.0.0.1`), lower-cased."""
     return {found.lower() for found in _HOST.findall(text)}
+
+
+def without_login(url: str) -> str:
+    """An address the owner configured, as a message names it: without any user or password
+    written into it, and without its query or fragment."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))

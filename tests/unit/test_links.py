@@ -4,6 +4,8 @@ tests/security/test_vulnerability_leaks*.py; these pin the pieces they stand on.
 
 from __future__ import annotations
 
+import pytest
+
 from augure.common import links
 from augure.common.caller import Reading
 from augure.config.approval import ApprovalConfig
@@ -98,3 +100,15 @@ def test_the_owner_may_name_a_place_without_its_scheme() -> None:
     reading = Reading(owner=["please read example.com/docs"])
     reading.read("a page", "http")
     assert leaks.assess(reading, ["https://example.com/docs"], ApprovalConfig()) is None
+
+
+@pytest.mark.parametrize(
+    ("configured", "named"),
+    [
+        ("https://owner:s3cret@dav.example:8443/cal/?token=x#y", "https://dav.example:8443/cal/"),
+        ("http://[::1]:5232/", "http://[::1]:5232/"),
+        ("https://hub.example/skills.json", "https://hub.example/skills.json"),
+    ],
+)
+def test_a_configured_address_is_named_without_its_login(configured: str, named: str) -> None:
+    assert links.without_login(configured) == named

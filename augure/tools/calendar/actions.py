@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, TypeVar
 
+from augure.common.links import without_login
 from augure.config.settings import Config
 from augure.tools.base import RunContext, ToolResult
 from augure.tools.calendar import events, server
@@ -257,5 +258,5 @@ async def probe(settings: CalendarSettings | str) -> str:
     if isinstance(settings, str):
         raise CalendarUnreachable(settings)
     found = await _off_loop(lambda: server.session(settings, server.names))
-    where = server.shown_url(settings.url or "")
+    where = without_login(settings.url or "")
     return f"{where}: {len(found)} calendar(s): {', '.join(found) or 'none'}"

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from augure.common.errors import NotDone, Unavailable
+from augure.common.links import without_login
 from augure.tools.calendar.settings import NETWORK_TIMEOUT
 
 if TYPE_CHECKING:
@@ -38,14 +38,6 @@ class Stored:
     ical: str
 
 
-def shown_url(url: str) -> str:
-    """The server's address without any user or password written into it."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
 def session(settings: CalendarSettings, work: Callable[[Any], T]) -> T:
     """Run `work(principal)` on a new connection; every failure as one `CalendarUnreachable`
     line."""
@@ -53,7 +45,7 @@ def session(settings: CalendarSettings, work: Callable[[Any], T]) -> T:
     import requests
     from caldav.lib import error
 
-    where = shown_url(settings.url or "")
+    where = without_login(settings.url or "")
     password = settings.password.get_secret_value() if settings.password else None
     try:
         with caldav.DAVClient(
