@@ -64,30 +64,31 @@ Hub = GitHubHub | ManifestHub
 def parse_hub(text: object) -> Hub:
     """The hub an entry names, or HubSpecError saying what is wrong with it."""
     if not isinstance(text, str) or not text.strip():
-        raise HubSpecError(f"a hub is a manifest URL or {FORM}, not {_shown(text)}")
+        raise HubSpecError(f"a hub is a manifest URL or {FORM}, not {clipped(text)}")
     entry = text.strip()
     if entry.startswith(MANIFEST_SCHEMES):
         return ManifestHub(entry)
     if not entry.startswith(GITHUB_PREFIX):
         raise HubSpecError(
-            f"hub {_shown(entry)} is neither a manifest URL (https://, http://, file://) nor {FORM}"
+            f"hub {clipped(entry)} is neither a manifest URL (https://, http://, file://) "
+            f"nor {FORM}"
         )
     where, at, ref = entry[len(GITHUB_PREFIX) :].partition("@")
     parts = where.split("/")
     if len(parts) < 2:
-        raise HubSpecError(f"hub {_shown(entry)}: expected {FORM}")
+        raise HubSpecError(f"hub {clipped(entry)}: expected {FORM}")
     owner, repo, path = parts[0], parts[1], parts[2:]
     if not OWNER.match(owner) or owner.endswith("-"):
-        raise HubSpecError(f"hub {_shown(entry)}: {_shown(owner)} is not a GitHub owner name")
+        raise HubSpecError(f"hub {clipped(entry)}: {clipped(owner)} is not a GitHub owner name")
     if not REPO.match(repo) or repo in (".", ".."):
-        raise HubSpecError(f"hub {_shown(entry)}: {_shown(repo)} is not a repository name")
+        raise HubSpecError(f"hub {clipped(entry)}: {clipped(repo)} is not a repository name")
     for segment in path:
         if not SEGMENT.match(segment) or segment in (".", ".."):
             raise HubSpecError(
-                f"hub {_shown(entry)}: the path segment {_shown(segment)} is not a folder name"
+                f"hub {clipped(entry)}: the path segment {clipped(segment)} is not a folder name"
             )
     if at and not _good_ref(ref):
-        raise HubSpecError(f"hub {_shown(entry)}: {_shown(ref)} is not a branch, tag or commit")
+        raise HubSpecError(f"hub {clipped(entry)}: {clipped(ref)} is not a branch, tag or commit")
     return GitHubHub(owner, repo, "/".join(path), ref or None)
 
 
@@ -101,6 +102,8 @@ def _good_ref(ref: str) -> bool:
     )
 
 
-def _shown(value: object) -> str:
+def clipped(value: object, limit: int = 60) -> str:
+    """`value` as a message quotes what someone else wrote (a config entry, a hub's manifest):
+    its repr, on one line, cut to `limit` characters."""
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

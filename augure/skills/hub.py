@@ -24,10 +24,13 @@ from urllib.request import url2pathname
 import httpx
 
 from augure.common.errors import NotDone
-from augure.skills.model import MAX_ID_LENGTH, valid_id
+from augure.common.hubspec import clipped
+from augure.skills.model import FILES, MAX_ID_LENGTH, valid_id
 from augure.tools.netguard import BlockedURL, check_url
 
-ALLOWED_FILES = ("SKILL.md", "skill.py", "test.json")
+# A hostile manifest chooses what its errors quote: a short, one-line piece of it.
+QUOTED = 40
+
 MAX_FILE_BYTES = 256 * 1024
 MAX_MANIFEST_BYTES = 1024 * 1024
 TIMEOUT_SECONDS = 20.0
@@ -48,12 +51,6 @@ class HubSkill:
     files: dict[str, str]  # file name -> sha256 hex (lowercase)
 
 
-def _shown(value: object) -> str:
-    # A hostile manifest chooses these strings: keep the message short and on one line.
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -67,7 +64,7 @@ def newer(candidate: str, installed: str) -> bool:
 
 def _version(text: str) -> tuple[int, ...]:
     if not isinstance(text, str) or not VERSION.match(text):
-        raise HubError(f"version {_shown(text)} is not a version like 1.2.0")
+        raise HubError(f"version {clipped(text, QUOTED)} is not a version like 1.2.0")
     return tuple(int(part) for part in text.split("."))
 
 
@@ -88,7 +85,7 @@ def parse_manifest(data: bytes) -> list[HubSkill]:
     if not all(isinstance(entry, dict) for entry in entries):
         raise HubError("hub manifest.json: every entry of skills must be an object")
     # All bad ids named at once, so the hub's owner can fix them in one go.
-    bad = [_shown(entry.get("id")) for entry in entries if not valid_id(entry.get("id"))]
+    bad = [clipped(entry.get("id"), QUOTED) for entry in entries if not valid_id(entry.get("id"))]
     if bad:
         raise HubError(
             f"hub manifest.json has invalid skill id(s) {', '.join(bad[:5])}: ids are "
@@ -110,7 +107,7 @@ def _entry(entry: dict[str, Any]) -> HubSkill:
     skill_id: str = entry["id"]
     version, description, files = entry.get("version"), entry.get("description"), entry.get("files")
     if not isinstance(version, str) or not VERSION.match(version):
-        raise HubError(f"skill {skill_id}: version {_shown(version)} is not like 1.2.0")
+        raise HubError(f"skill {skill_id}: version {clipped(version, QUOTED)} is not like 1.2.0")
     if not isinstance(description, str):
         raise HubError(f"skill {skill_id}: description must be a string")
     if not isinstance(files, dict):
@@ -123,9 +120,9 @@ def _checked_files(skill_id: str, files: dict[Any, Any]) -> dict[str, str]:
         raise HubError(f"skill {skill_id}: the manifest does not list SKILL.md")
     checked: dict[str, str] = {}
     for name, digest in files.items():
-        if name not in ALLOWED_FILES:
-            allowed = ", ".join(ALLOWED_FILES)
-            raise HubError(f"skill {skill_id}: file {_shown(name)} is not one of {allowed}")
+        if name not in FILES:
+            shown = clipped(name, QUOTED)
+            raise HubError(f"skill {skill_id}: file {shown} is not one of {', '.join(FILES)}")
         if not isinstance(digest, str) or not SHA256.match(digest):
             raise HubError(f"skill {skill_id}: the sha256 of {name} is not 64 hex characters")
         checked[name] = digest.lower()
@@ -144,7 +141,7 @@ async def fetch_skill(
     # The caller may have built `skill` itself: check it as strictly as a manifest entry,
     # and before its id goes anywhere near a path.
     if not valid_id(skill.id):
-        raise HubError(f"invalid skill id {_shown(skill.id)}")
+        raise HubError(f"invalid skill id {clipped(skill.id, QUOTED)}")
     files = _checked_files(skill.id, dict(skill.files))
     fetched: dict[str, bytes] = {}
     for name, digest in files.items():

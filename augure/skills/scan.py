@@ -38,7 +38,7 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
-from augure.skills.hub import ALLOWED_FILES
+from augure.skills.model import FILES
 
 VERDICT_LIMIT = 500
 # Tools that read what only the owner has, and tools that reach any server a URL names with
@@ -144,7 +144,7 @@ def scan(
     """`companions`: the skill comes in the Agent Skills layout, whose other files
     (scripts/, references/, assets) are allowed beside it and scanned as text."""
     findings: list[Finding] = []
-    order = {name: index for index, name in enumerate(ALLOWED_FILES)}
+    order = {name: index for index, name in enumerate(FILES)}
     for name in sorted(files, key=lambda n: (order.get(n, len(order)), n)):
         findings += _scan_file(name, files[name], declared_tools, companions)
     findings += [
@@ -177,8 +177,8 @@ def _exfiltration(declared: Sequence[str]) -> list[Finding]:
 
 
 def _scan_file(name: str, data: bytes, declared: Sequence[str], companions: bool) -> list[Finding]:
-    shown = name if name in ALLOWED_FILES else ascii(name)
-    expected = name in ALLOWED_FILES or companions
+    shown = name if name in FILES else ascii(name)
+    expected = name in FILES or companions
     found = [] if expected else [Finding(shown, 0, "dangerous-name", "unexpected file")]
     kind = _binary(data)
     if kind:
