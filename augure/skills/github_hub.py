@@ -60,22 +60,32 @@ class GitHubSkill:
     files: dict[str, bytes]  # path inside the skill's folder -> bytes
 
 
+@dataclass(frozen=True)
+class Unchanged:
+    """The hub is still at the commit the skill was installed from: nothing more was read."""
+
+    commit: str
+
+
 async def fetch(
-    hub: GitHubHub, skill_id: str, base_url: str, token: str | None
-) -> GitHubSkill | None:
-    """The skill's files at the hub's current commit, or None if the hub has no such skill."""
+    hub: GitHubHub, skill_id: str, base_url: str, token: str | None, installed: str | None = None
+) -> GitHubSkill | Unchanged | None:
+    """The skill's files at the hub's current commit, `Unchanged` when that is `installed`
+    (the commit the skill was installed from), or None if the hub has no such skill."""
     if not valid_id(skill_id):
         raise HubError(f"invalid skill id {skill_id!r}")
-    return await asyncio.to_thread(_blocking, hub, base_url, token, skill_id)
+    return await asyncio.to_thread(_blocking, hub, base_url, token, skill_id, installed)
 
 
 def _blocking(
-    hub: GitHubHub, base_url: str, token: str | None, skill_id: str
-) -> GitHubSkill | None:
+    hub: GitHubHub, base_url: str, token: str | None, skill_id: str, installed: str | None
+) -> GitHubSkill | Unchanged | None:
     gh = client(base_url, token, lazy=False, timeout=TIMEOUT_SECONDS)
     try:
         repo = gh.get_repo(f"{hub.owner}/{hub.repo}")
         commit = repo.get_commit(hub.ref or repo.default_branch)
+        if commit.sha == installed:
+            return Unchanged(commit.sha)  # no tree, no files: an update check's usual answer
         tree = repo.get_git_tree(commit.commit.tree.sha, recursive=True)
         if tree.raw_data.get("truncated"):
             raise HubError(f"hub {hub.name}: the repository's tree is too large to list")

@@ -139,12 +139,13 @@ class Installer:
             from augure.skills import github_hub
         except ImportError:
             return "a GitHub hub needs the github extra: run pip install 'augure[github]'"
+        installed = record.revision if record is not None else None
         found = await github_hub.fetch(
-            where, skill_id, github_settings(config).base_url, github_token(config)
+            where, skill_id, github_settings(config).base_url, github_token(config), installed
         )
         if found is None:
             return None
-        if record is not None and record.revision == found.commit:
+        if isinstance(found, github_hub.Unchanged):
             return Current(f"skill {skill_id} is installed at commit {found.commit}; nothing newer")
         if record is not None and self._installed(skill_id) == found.files:
             return Current(

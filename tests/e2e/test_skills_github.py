@@ -156,10 +156,14 @@ async def test_cli_installs_by_id_and_update_offers_a_newer_commit(
     code, out, _ = await augure("skills", "show", "pdf-tools", env=env)
     assert f"hub: {HUB}" in out and f"commit: {first}" in out
 
+    asked_before = len(github.requests)
     code, out, _ = await augure("skills", "update", env=env)
     assert code == 0 and out.startswith(
         f"pdf-tools: up to date (skill pdf-tools is installed at commit {first}"
     )
+    # The hub is still at that commit: its tree and files are not fetched again.
+    fetched = [r.path for r in github.requests[asked_before:]]
+    assert not [path for path in fetched if "/git/trees/" in path or "/git/blobs/" in path]
     second = github.commit(
         REPO, {**LAYOUT, "skills/pdf-tools/references/forms.md": FORMS_MD + "Dates: ISO.\n"}
     )
