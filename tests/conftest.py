@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.system import REQUIRE_VARIABLE, missing, required
+from tests.system import REQUIRE_VARIABLE, cannot_run, missing
 
 if TYPE_CHECKING:  # caldav, the calendar extra, is imported only by the tests that use it
     from tests.radicale import Radicale
@@ -33,9 +33,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = missing(mark.args[0])
         if reason is None:
             continue
-        if required():
-            pytest.fail(f"{reason}; {REQUIRE_VARIABLE}=1 forbids skipping", pytrace=False)
-        pytest.skip(reason)
+        cannot_run(reason)
 
 
 @pytest.fixture(scope="module")

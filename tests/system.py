@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 from collections.abc import Callable
+from typing import NoReturn
 
 REQUIRE_VARIABLE = "AUGURE_REQUIRE_SYSTEM_PACKAGES"
 
@@ -77,12 +78,19 @@ def required() -> bool:
     return os.environ.get(REQUIRE_VARIABLE, "") == "1"
 
 
+def cannot_run(reason: str) -> NoReturn:
+    """Skip, saying what is missing; fail instead where skipping is forbidden (CI)."""
+    import pytest
+
+    if required():
+        pytest.fail(f"{reason}; {REQUIRE_VARIABLE}=1 forbids skipping", pytrace=False)
+    pytest.skip(reason)
+
+
 def outward_address() -> str:
     """This machine's address on its default route (what `ip route get 1` names): a place
     the sandbox's network may reach, standing for the outside world. Without one the test
     skips, naming why; with AUGURE_REQUIRE_SYSTEM_PACKAGES=1 (CI) that is a failure."""
-    import pytest
-
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
             probe.connect(("203.0.113.1", 9))  # UDP: nothing is sent, the route is only chosen
@@ -91,7 +99,6 @@ def outward_address() -> str:
             address = "127.0.0.1"
     if not ipaddress.ip_address(address).is_loopback:
         return address
-    reason = "needs a non-loopback address on this machine (a default route) to stand for outside"
-    if required():
-        pytest.fail(reason)
-    pytest.skip(reason)
+    cannot_run(
+        "needs a non-loopback address on this machine (a default route) to stand for outside"
+    )

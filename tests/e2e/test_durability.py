@@ -22,7 +22,7 @@ from tests.e2e.helpers import augure, environment, launch, this_turn, until
 from tests.e2e.test_restart import PENDING_SHOWN
 from tests.fakes.openai import FakeOpenAI, Reply, text, tool
 from tests.fakes.telegram import FakeTelegram
-from tests.system import REQUIRE_VARIABLE, required
+from tests.system import cannot_run
 from tests.unit.test_state_layer import hold_lock
 
 CHATS = [OWNER + n for n in range(50)]
@@ -283,9 +283,7 @@ def can_mount_in_a_namespace() -> bool:
 async def test_a_full_disk_at_start_is_one_line_and_a_quick_exit(tmp_path: Path) -> None:
     if not can_mount_in_a_namespace():
         reason = "needs user namespaces for unshare (Debian util-linux) to mount a small disk"
-        if required():
-            pytest.fail(f"{reason}; {REQUIRE_VARIABLE}=1 forbids skipping", pytrace=False)
-        pytest.skip(reason)
+        cannot_run(reason)
     disk = tmp_path / "disk"
     disk.mkdir()
     async with FakeTelegram() as telegram, FakeOpenAI() as llm:
